@@ -1,0 +1,150 @@
+"""Exceptions to the registry's regular shape, kept as data.
+
+Each table says what is special about some commands and why; the templates in
+generate.py read these tables and never test a command's name themselves.
+"""
+
+# Commands that clgc writes by hand in src/ instead of generating: they hand
+# out clgc's own wrappers rather than the platform's raw function pointers.
+HANDWRITTEN = {
+    "clGetExtensionFunctionAddress": "returns clgc_<name> for registry commands",
+    "clGetExtensionFunctionAddressForPlatform": "returns clgc_<name> for registry commands",
+}
+
+# Commands that may block the calling thread for longer than a lock round
+# trip: the runtime's collector must not wait for a thread inside them.
+# Commands with a `blocking_*` parameter are added by rule (see generate.py).
+MAY_BLOCK = {
+    "clBuildProgram": "compiles",
+    "clCompileProgram": "compiles",
+    "clLinkProgram": "links",
+    "clCreateProgramWithBinary": "may finish a compilation",
+    "clCreateProgramWithIL": "translates SPIR-V",
+    "clCreateProgramWithILKHR": "translates SPIR-V",
+    "clCreateProgramWithBuiltInKernels": "may compile built-ins",
+    "clCreateKernelsInProgram": "may compile kernels lazily",
+    "clCreateKernel": "may compile the kernel lazily",
+    "clWaitForEvents": "waits",
+    "clFinish": "waits",
+    "clFlush": "runs commands inline on PoCL's basic device",
+    "clSetUserEventStatus": "runs event callbacks inline",
+    "clReleaseCommandQueue": "finishes the queue",
+    "clReleaseContext": "tears down devices",
+    "clReleaseMemObject": "runs destructor callbacks inline",
+    "clReleaseProgram": "runs release callbacks inline",
+    "clReleaseEvent": "may wait for the command",
+    "clReleaseKernel": "frees device code",
+    "clGetPlatformIDs": "loads every ICD on first use",
+    "clIcdGetPlatformIDsKHR": "loads the platform on first use",
+    "clGetDeviceIDs": "probes devices on first use",
+    "clCreateContext": "initialises devices",
+    "clCreateContextFromType": "initialises devices",
+    "clGetProgramInfo": "CL_PROGRAM_BINARIES may compile",
+    "clEnqueueSVMFree": "may run the free callback inline",
+    "clFinalizeCommandBufferKHR": "compiles the recorded commands",
+    "clEnqueueWaitSemaphoresKHR": "may wait on the host",
+    "clTerminateContextKHR": "waits for the device to stop",
+}
+
+# The object a wrapper checks (core commands: the one the loader will
+# dereference to dispatch) or finds its platform by (extension commands), with
+# the error for an unknown one. By default it is the first parameter of an
+# object type; these commands have none, or have a better one.
+DISPATCH_OBJECT = {
+    # The loader dispatches on the first device (or the properties' platform).
+    "clCreateContext": (
+        "clgc__first_object(num_devices, (const void *const *)devices)",
+        "CL_INVALID_DEVICE"),
+    "clWaitForEvents": (
+        "clgc__first_object(num_events, (const void *const *)event_list)",
+        "CL_INVALID_EVENT"),
+    # The first queue is the one the command buffer records for.
+    "clCreateCommandBufferKHR": (
+        "clgc__first_object(num_queues, (const void *const *)queues)",
+        "CL_INVALID_COMMAND_QUEUE"),
+    # The platform is named in the properties, if at all.
+    "clGetGLContextInfoKHR": (
+        "clgc__properties_platform(properties)", "0"),
+}
+
+# Object types whose handles start with the vendor's dispatch table pointer
+# (the cl_khr_icd contract), with the error for a NULL or unknown one.
+ICD_OBJECTS = {
+    "cl_platform_id": "CL_INVALID_PLATFORM",
+    "cl_device_id": "CL_INVALID_DEVICE",
+    "cl_context": "CL_INVALID_CONTEXT",
+    "cl_command_queue": "CL_INVALID_COMMAND_QUEUE",
+    "cl_mem": "CL_INVALID_MEM_OBJECT",
+    "cl_program": "CL_INVALID_PROGRAM",
+    "cl_kernel": "CL_INVALID_KERNEL",
+    "cl_event": "CL_INVALID_EVENT",
+    "cl_sampler": "CL_INVALID_SAMPLER",
+}
+
+# Extension object types: the ICD contract does not promise a dispatch
+# pointer in them, so the platform is a hint; NULL is still an error.
+EXTENSION_OBJECTS = {
+    "cl_command_buffer_khr": "CL_INVALID_COMMAND_BUFFER_KHR",
+    "cl_mutable_command_khr": "CL_INVALID_MUTABLE_COMMAND_KHR",
+    "cl_semaphore_khr": "CL_INVALID_SEMAPHORE_KHR",
+    "cl_accelerator_intel": "CL_INVALID_ACCELERATOR_INTEL",
+}
+
+# Extensions whose CL header needs a platform header that Linux lacks
+# (Direct3D, VA-API). Their wrappers are compiled and exported with opaque
+# stand-ins for the foreign types; the public header declares them only when
+# the application has included the CL header named here (its include guard).
+PLATFORM_EXTENSIONS = {
+    "cl_khr_d3d10_sharing": "__OPENCL_CL_D3D10_H",
+    "cl_khr_d3d11_sharing": "__OPENCL_CL_D3D11_H",
+    "cl_khr_dx9_media_sharing": "__OPENCL_CL_DX9_MEDIA_SHARING_H",
+    "cl_intel_dx9_media_sharing": "__OPENCL_CL_DX9_MEDIA_SHARING_H",
+    "cl_intel_va_api_media_sharing": "__OPENCL_CL_VA_API_MEDIA_SHARING_INTEL_H",
+    "cl_intel_sharing_format_query_d3d10": "__OPENCL_CL_D3D10_H",
+    "cl_intel_sharing_format_query_d3d11": "__OPENCL_CL_D3D11_H",
+    "cl_intel_sharing_format_query_dx9": "__OPENCL_CL_DX9_MEDIA_SHARING_H",
+    "cl_intel_sharing_format_query_va_api":
+        "__OPENCL_CL_VA_API_MEDIA_SHARING_INTEL_H",
+}
+
+# Stand-ins for the foreign platform types those wrappers pass on. Only the
+# ABI matters: they are passed by value as these types or by pointer.
+FOREIGN_TYPES = {
+    "UINT": "typedef unsigned int UINT;",
+    "HANDLE": "typedef void *HANDLE;",
+}
+# Any other foreign type is only ever passed by pointer: an incomplete struct.
+
+# Commands in the registry that Debian's OpenCL headers (2023.02.06) do not
+# declare. clgc declares their wrappers itself from the registry.
+MISSING_FROM_HEADERS = {
+    "clSetContentSizeBufferPoCL",
+    "clEnqueueReadHostPipeINTEL",
+    "clEnqueueWriteHostPipeINTEL",
+}
+
+# Headers that declare everything else.
+CL_HEADERS = ["CL/cl.h", "CL/cl_ext.h", "CL/cl_gl.h", "CL/cl_egl.h", "CL/cl_layer.h"]
+
+# How each C scalar type is passed, for the metadata's ctype column.
+BASE_CTYPES = {
+    "void": "VOID",
+    "char": "INT8",
+    "unsigned char": "UINT8",
+    "int": "INT32",
+    "unsigned int": "UINT32",
+    "int8_t": "INT8",
+    "uint8_t": "UINT8",
+    "int16_t": "INT16",
+    "uint16_t": "UINT16",
+    "int32_t": "INT32",
+    "uint32_t": "UINT32",
+    "int64_t": "INT64",
+    "uint64_t": "UINT64",
+    "intptr_t": "INTPTR",
+    "size_t": "SIZE",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "UINT": "UINT32",
+    "HANDLE": "POINTER",
+}

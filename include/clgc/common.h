@@ -1,0 +1,67 @@
+#ifndef CLGC_COMMON_H
+#define CLGC_COMMON_H
+
+/* Export macro, version and error codes shared by every clgc header. */
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#elif CL_TARGET_OPENCL_VERSION < 300
+/* clgc declares the whole OpenCL 3.0 API. */
+#error "clgc needs CL_TARGET_OPENCL_VERSION 300 (or undefined)"
+#endif
+
+#ifdef __cplusplus
+#define CLGC_BEGIN_DECLS extern "C" {
+#define CLGC_END_DECLS }
+#else
+#define CLGC_BEGIN_DECLS
+#define CLGC_END_DECLS
+#endif
+
+#if defined(__GNUC__)
+#define CLGC_EXTERN extern __attribute__((visibility("default")))
+#else
+#define CLGC_EXTERN extern
+#endif
+
+#define CLGC_VERSION_MAJOR 0
+#define CLGC_VERSION_MINOR 1
+#define CLGC_VERSION_PATCH 0
+#define CLGC_VERSION_STRING "0.1.0"
+
+CLGC_BEGIN_DECLS
+
+/* Every clgc error, as XX(name, value, message). clgc's own calls return
+ * CLGC_OK (0) or one of these negative codes; the OpenCL wrappers return
+ * OpenCL's codes unchanged. */
+#define CLGC_ERRNO_MAP(XX)                                                     \
+    XX(EALREADY, -1, "a runtime is already installed")                         \
+    XX(EINUSE, -2,                                                             \
+       "clgc was used before a runtime was installed; the "                    \
+       "default runtime stays for the life of the process")                    \
+    XX(EVERSION, -3, "unknown clgc_runtime_t version")                         \
+    XX(EINVAL, -4, "invalid argument")                                         \
+    XX(ENOTATTACHED, -5, "the calling thread is not attached to the runtime")  \
+    XX(EATTACH, -6, "the runtime refused to attach the calling thread")        \
+    XX(ENOMEM, -7, "out of memory")
+
+typedef enum clgc_errno {
+    CLGC_OK = 0,
+#define CLGC__ERRNO_ENUM(name, value, message) CLGC_##name = value,
+    CLGC_ERRNO_MAP(CLGC__ERRNO_ENUM)
+#undef CLGC__ERRNO_ENUM
+} clgc_errno_t;
+
+/* A sentence describing code (any int: unknown codes get a generic text).
+ * Never NULL; the string is static. Any thread. */
+CLGC_EXTERN const char *clgc_strerror(int code);
+
+/* The code's name without prefix ("EALREADY"), or "UNKNOWN". Any thread. */
+CLGC_EXTERN const char *clgc_err_name(int code);
+
+/* The library's version as CLGC_VERSION_STRING, fixed at build time. */
+CLGC_EXTERN const char *clgc_version(void);
+
+CLGC_END_DECLS
+
+#endif /* CLGC_COMMON_H */

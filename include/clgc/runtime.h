@@ -1,0 +1,124 @@
+#ifndef CLGC_RUNTIME_H
+#define CLGC_RUNTIME_H
+
+/* The runtime interface: how clgc tells a managed runtime (a garbage
+ * collector, a VM) that a thread is about to block in OpenCL, and how it
+ * lets code back into the runtime from inside such a region.
+ *
+ * A *safe region* is a stretch of code during which the thread promises not
+ * to touch the runtime's heap, so the runtime may collect (or stop the
+ * world) without waiting for it. Every clgc_cl* wrapper runs its OpenCL call
+ * in one. bdwgc calls this GC_do_blocking, Guile scm_without_guile; a
+ * safepoint VM marks its thread state "in native code". */
+
+#include "clgc/common.h"
+
+CLGC_BEGIN_DECLS
+
+/* The shape of every region hook: exactly bdwgc's GC_fn_type, so that
+ * GC_do_blocking, GC_call_with_gc_active and scm_without_guile can be
+ * stored in a clgc_runtime_t as they are. */
+typedef void *(*clgc_fn_t)(void *arg);
+
+#define CLGC_RUNTIME_VERSION 1
+
+/* The hooks a runtime fills in. Fields are only ever added at the end, with
+ * a new version number; clgc reads only the fields of the version given.
+ * Any hook may be NULL: clgc then does the no-op thing (calls fn(arg)
+ * directly, or succeeds at attaching without doing anything).
+ *
+ * clgc calls the hooks with no lock of its own held, on the thread that is
+ * crossing the boundary. */
+typedef struct clgc_runtime {
+    /* CLGC_RUNTIME_VERSION at the time the runtime was written. */
+    int version;
+
+    /* A name for messages ("boehm", "guile", "my-vm"); may be NULL. */
+    const char *name;
+
+    /* The runtime's own pointer, returned by clgc_runtime_data(); clgc
+     * never looks at it. Passed to attach_thread and detach_thread. */
+    void *data;
+
+    /* Run fn(arg) inside a safe region and return its result. The calling
+     * thread is one the runtime knows (attached, or its own), outside a
+     * safe region or inside an active_region. fn must not return by any
+     * means other than returning (no longjmp across the hook). */
+    void *(*safe_region)(clgc_fn_t fn, void *arg);
+
+    /* Run fn(arg) with the runtime active again, from inside a safe region
+     * (GC_call_with_gc_active). Nestable: fn may enter safe_region again. */
+    void *(*active_region)(clgc_fn_t fn, void *arg);
+
+    /* Make the calling thread, which the runtime did not create, known to
+     * it (GC_register_my_thread). Returns CLGC_OK or a negative clgc code.
+     * Called at most once per thread between detaches. */
+    int (*attach_thread)(void *data);
+
+    /* Undo attach_thread. clgc calls it from clgc_thread_detach() or, for
+     * a thread that never called that, from a thread-exit destructor. */
+    void (*detach_thread)(void *data);
+
+} clgc_runtime_t;
+
+/* Install rt as the process's runtime. The struct is copied; rt may be
+ * freed afterwards. Call it once, before any other clgc call that crosses
+ * the boundary (any clgc_cl* wrapper, clgc_call_safe, clgc_call_active,
+ * clgc_thread_attach).
+ *
+ * Returns CLGC_OK; CLGC_EINVAL if rt is NULL; CLGC_EVERSION if rt->version
+ * is not between 1 and CLGC_RUNTIME_VERSION; CLGC_EALREADY if a runtime was
+ * installed before; CLGC_EINUSE if clgc was already used, which fixed the
+ * default no-op runtime for good. There is no uninstall: threads may be
+ * inside a hook at any time. Any thread; thread-safe. */
+CLGC_EXTERN int clgc_runtime_install(const clgc_runtime_t *rt);
+
+/* The runtime in force: the installed one, or the built-in no-op runtime
+ * (name "none", every hook NULL). Reading it fixes the default, as any
+ * boundary crossing does. Never NULL. Any thread. */
+CLGC_EXTERN const clgc_runtime_t *clgc_runtime_current(void);
+
+/* The data pointer of the runtime in force. Any thread. */
+CLGC_EXTERN void *clgc_runtime_data(void);
+
+/* Run fn(arg) inside a safe region of the runtime in force and return its
+ * result. This is what every clgc_cl* wrapper does around its call. The
+ * calling thread must be known to the runtime. Nests: calling it inside a
+ * region enters the runtime's hook again (bdwgc and Guile allow this). */
+CLGC_EXTERN void *clgc_call_safe(clgc_fn_t fn, void *arg);
+
+/* Run fn(arg) with the runtime active. Inside a safe region this goes
+ * through the runtime's active_region hook; outside one the thread is
+ * already active and fn is called directly. Used by callbacks that run on
+ * a thread that is blocked in OpenCL. */
+CLGC_EXTERN void *clgc_call_active(clgc_fn_t fn, void *arg);
+
+/* Attach the calling thread to the runtime (for threads the runtime did
+ * not create, such as PoCL's). Idempotent: a thread attached already gets
+ * CLGC_OK again. The thread is detached by clgc_thread_detach() or, failing
+ * that, when it exits. Returns CLGC_OK or the attach_thread hook's error
+ * (CLGC_EATTACH if the hook gave a non-negative non-zero value). */
+CLGC_EXTERN int clgc_thread_attach(void);
+
+/* Detach the calling thread if clgc attached it. Returns CLGC_OK, or
+ * CLGC_ENOTATTACHED if clgc had not attached it, or CLGC_EINVAL if the
+ * thread is inside a safe region (detach after leaving it). */
+CLGC_EXTERN int clgc_thread_detach(void);
+
+/* 1 if clgc_thread_attach() attached the calling thread and it has not
+ * been detached, else 0. */
+CLGC_EXTERN int clgc_thread_attached(void);
+
+/* How many safe regions the calling thread is inside, counting regions
+ * entered from within an active region. 0 on a thread that is running
+ * ordinary runtime code. */
+CLGC_EXTERN unsigned clgc_thread_region_depth(void);
+
+/* 1 if the calling thread's innermost crossing was into a safe region (it
+ * must not touch the runtime), 0 if it is active (never entered one, or
+ * re-entered the runtime through clgc_call_active). */
+CLGC_EXTERN int clgc_thread_in_region(void);
+
+CLGC_END_DECLS
+
+#endif /* CLGC_RUNTIME_H */

@@ -1,0 +1,285 @@
+/* The runtime interface with the recording runtime installed, and the
+ * generated command metadata. */
+
+#include <pthread.h>
+#include <string.h>
+
+#include "testutil.h"
+
+START_TEST(install_again_is_refused)
+{
+    clgc_runtime_t rt = {.version = CLGC_RUNTIME_VERSION, .name = "second"};
+
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EALREADY);
+    ck_assert_str_eq(clgc_runtime_current()->name, "recording");
+}
+END_TEST
+
+START_TEST(install_checks_its_argument)
+{
+    clgc_runtime_t rt = {.version = 0, .name = "v0"};
+
+    ck_assert_int_eq(clgc_runtime_install(NULL), CLGC_EINVAL);
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EVERSION);
+    rt.version = CLGC_RUNTIME_VERSION + 1;
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EVERSION);
+}
+END_TEST
+
+START_TEST(installed_copy_is_in_force)
+{
+    const clgc_runtime_t *rt = clgc_runtime_current();
+
+    ck_assert_int_eq(rt->version, CLGC_RUNTIME_VERSION);
+    ck_assert_ptr_nonnull(rt->safe_region);
+    ck_assert_ptr_nonnull(clgc_runtime_data());
+}
+END_TEST
+
+/* Each level checks the thread's state as clgc and the runtime see it,
+ * then goes one level deeper: safe, active, safe, active, safe. */
+struct level {
+    int n;
+    unsigned max_depth;
+};
+
+static void *descend(void *arg);
+
+static void *
+check_level(void *arg)
+{
+    struct level *l = arg;
+    int safe = l->n % 2 == 0;
+    unsigned depth = (unsigned)(l->n / 2 + 1);
+
+    ck_assert_int_eq(clgc_thread_in_region(), safe);
+    ck_assert_uint_eq(clgc_thread_region_depth(), depth);
+    ck_assert_int_eq(test_rt_hook_depth(), safe ? 1 : 0);
+    if (depth > l->max_depth)
+        l->max_depth = depth;
+    l->n++;
+    return l->n < 5 ? descend(l) : l;
+}
+
+static void *
+descend(void *arg)
+{
+    struct level *l = arg;
+
+    return l->n % 2 == 0 ? clgc_call_safe(check_level, l)
+                         : clgc_call_active(check_level, l);
+}
+
+START_TEST(regions_nest_to_depth_three)
+{
+    unsigned long safe0 = test_rt_safe_calls();
+    unsigned long active0 = test_rt_active_calls();
+    struct level l = {0, 0};
+
+    ck_assert_ptr_eq(descend(&l), &l);
+    ck_assert_int_eq(l.n, 5);
+    ck_assert_uint_eq(l.max_depth, 3);
+    ck_assert_uint_eq(test_rt_safe_calls() - safe0, 3);
+    ck_assert_uint_eq(test_rt_active_calls() - active0, 2);
+    ck_assert_uint_eq(clgc_thread_region_depth(), 0);
+    ck_assert_int_eq(clgc_thread_in_region(), 0);
+    ck_assert_int_eq(test_rt_hook_depth(), 0);
+}
+END_TEST
+
+static void *
+return_arg(void *arg)
+{
+    return arg;
+}
+
+START_TEST(active_outside_a_region_calls_directly)
+{
+    unsigned long active0 = test_rt_active_calls();
+    int x;
+
+    ck_assert_ptr_eq(clgc_call_active(return_arg, &x), &x);
+    ck_assert_uint_eq(test_rt_active_calls(), active0);
+}
+END_TEST
+
+START_TEST(attach_is_idempotent_and_detach_undoes_it)
+{
+    unsigned long a0 = test_rt_attach_calls(), d0 = test_rt_detach_calls();
+
+    ck_assert_int_eq(clgc_thread_attached(), 0);
+    ck_assert_int_eq(clgc_thread_detach(), CLGC_ENOTATTACHED);
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_OK);
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_OK);
+    ck_assert_int_eq(clgc_thread_attached(), 1);
+    ck_assert_uint_eq(test_rt_attach_calls() - a0, 1);
+    ck_assert_int_eq(clgc_thread_detach(), CLGC_OK);
+    ck_assert_int_eq(clgc_thread_attached(), 0);
+    ck_assert_uint_eq(test_rt_detach_calls() - d0, 1);
+    ck_assert_int_eq(clgc_thread_detach(), CLGC_ENOTATTACHED);
+    ck_assert_uint_eq(test_rt_detach_calls() - d0, 1);
+}
+END_TEST
+
+static void *
+detach_inside(void *arg)
+{
+    return (void *)(intptr_t)clgc_thread_detach();
+}
+
+START_TEST(detach_inside_a_region_is_refused)
+{
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_OK);
+    ck_assert_int_eq((int)(intptr_t)clgc_call_safe(detach_inside, NULL),
+                     CLGC_EINVAL);
+    ck_assert_int_eq(clgc_thread_attached(), 1);
+    ck_assert_int_eq(clgc_thread_detach(), CLGC_OK);
+}
+END_TEST
+
+static void *
+attach_and_exit(void *arg)
+{
+    *(int *)arg = clgc_thread_attach();
+    return NULL;
+}
+
+START_TEST(exiting_thread_is_detached)
+{
+    unsigned long a0 = test_rt_attach_calls(), d0 = test_rt_detach_calls();
+    pthread_t t;
+    int err = -100;
+
+    ck_assert_int_eq(pthread_create(&t, NULL, attach_and_exit, &err), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(err, CLGC_OK);
+    ck_assert_uint_eq(test_rt_attach_calls() - a0, 1);
+    ck_assert_uint_eq(test_rt_detach_calls() - d0, 1);
+}
+END_TEST
+
+START_TEST(refused_attach_leaves_thread_detached)
+{
+    unsigned long d0 = test_rt_detach_calls();
+
+    test_rt_set_attach_result(CLGC_ENOMEM);
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_ENOMEM);
+    ck_assert_int_eq(clgc_thread_attached(), 0);
+    test_rt_set_attach_result(1);
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_EATTACH);
+    ck_assert_int_eq(clgc_thread_attached(), 0);
+    test_rt_set_attach_result(CLGC_OK);
+    ck_assert_uint_eq(test_rt_detach_calls(), d0);
+}
+END_TEST
+
+START_TEST(every_error_has_a_name_and_message)
+{
+    static const int codes[] = {CLGC_OK,       CLGC_EALREADY, CLGC_EINUSE,
+                                CLGC_EVERSION, CLGC_EINVAL,   CLGC_ENOTATTACHED,
+                                CLGC_EATTACH,  CLGC_ENOMEM};
+
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        ck_assert_str_ne(clgc_err_name(codes[i]), "UNKNOWN");
+        ck_assert_str_ne(clgc_strerror(codes[i]), "unknown clgc error");
+    }
+    ck_assert_str_eq(clgc_err_name(CLGC_EALREADY), "EALREADY");
+    ck_assert_str_eq(clgc_err_name(12345), "UNKNOWN");
+    ck_assert_str_eq(clgc_strerror(12345), "unknown clgc error");
+    ck_assert_str_eq(clgc_version(), CLGC_VERSION_STRING);
+}
+END_TEST
+
+Suite *
+clgc_make_runtime_suite(void)
+{
+    Suite *s = suite_create("runtime");
+    TCase *tc = tcase_create("install");
+
+    tcase_add_test(tc, install_again_is_refused);
+    tcase_add_test(tc, install_checks_its_argument);
+    tcase_add_test(tc, installed_copy_is_in_force);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("regions");
+    tcase_add_test(tc, regions_nest_to_depth_three);
+    tcase_add_test(tc, active_outside_a_region_calls_directly);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("threads");
+    tcase_add_test(tc, attach_is_idempotent_and_detach_undoes_it);
+    tcase_add_test(tc, detach_inside_a_region_is_refused);
+    tcase_add_test(tc, exiting_thread_is_detached);
+    tcase_add_test(tc, refused_attach_leaves_thread_detached);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("errors");
+    tcase_add_test(tc, every_error_has_a_name_and_message);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* The metadata generated from the registry. */
+
+START_TEST(commands_are_all_there_in_order)
+{
+    size_t n = clgc_command_count(), ext = 0, cb = 0;
+
+    ck_assert_uint_eq(n, 235);
+    for (size_t i = 0; i < n; i++) {
+        const clgc_command_t *c = clgc_command_at(i);
+
+        ck_assert_ptr_nonnull(c->wrapper);
+        ck_assert_ptr_eq(clgc_command_find(c->name), c);
+        if (i > 0)
+            ck_assert_int_lt(strcmp(clgc_command_at(i - 1)->name, c->name), 0);
+        ext += (c->flags & CLGC_COMMAND_EXTENSION) != 0;
+        cb += (c->flags & CLGC_COMMAND_CALLBACK) != 0;
+        for (unsigned p = 0; p < c->nparams; p++)
+            ck_assert_int_eq(c->params[p].ctype == CLGC_CTYPE_FUNCTION,
+                             strstr(c->params[p].type, "CL_CALLBACK") != NULL);
+    }
+    ck_assert_uint_eq(ext, 121);
+    ck_assert_uint_eq(cb, 13);
+    ck_assert_ptr_null(clgc_command_at(n));
+    ck_assert_ptr_null(clgc_command_find("clNoSuchCommand"));
+    ck_assert_ptr_null(clgc_command_find(NULL));
+}
+END_TEST
+
+START_TEST(command_metadata_matches_the_api)
+{
+    const clgc_command_t *c = clgc_command_find("clBuildProgram");
+
+    ck_assert_ptr_eq(c->wrapper, (clgc_function_t)clgc_clBuildProgram);
+    ck_assert_str_eq(c->result_type, "cl_int");
+    ck_assert_int_eq(c->result_ctype, CLGC_CTYPE_INT32);
+    ck_assert_uint_eq(c->nparams, 6);
+    ck_assert_str_eq(c->params[4].name, "pfn_notify");
+    ck_assert_int_eq(c->params[4].ctype, CLGC_CTYPE_FUNCTION);
+    ck_assert_uint_eq(c->flags, CLGC_COMMAND_MAY_BLOCK | CLGC_COMMAND_CALLBACK);
+    ck_assert_str_eq(c->origin, "CL_VERSION_1_0");
+
+    /* Blocking by rule: it has a blocking_read parameter. */
+    c = clgc_command_find("clEnqueueReadBuffer");
+    ck_assert_uint_ne(c->flags & CLGC_COMMAND_MAY_BLOCK, 0);
+    c = clgc_command_find("clGetPlatformInfo");
+    ck_assert_uint_eq(c->flags, 0);
+    ck_assert_int_eq(c->params[2].ctype, CLGC_CTYPE_SIZE);
+    c = clgc_command_find("clCreateBuffer");
+    ck_assert_int_eq(c->params[1].ctype, CLGC_CTYPE_UINT64);
+    ck_assert_int_eq(c->result_ctype, CLGC_CTYPE_POINTER);
+    c = clgc_command_find("clSetContentSizeBufferPoCL");
+    ck_assert_uint_eq(c->flags, CLGC_COMMAND_EXTENSION);
+    ck_assert_str_eq(c->origin, "cl_pocl_content_size");
+}
+END_TEST
+
+Suite *
+clgc_make_commands_suite(void)
+{
+    Suite *s = suite_create("commands");
+    TCase *tc = tcase_create("metadata");
+
+    tcase_add_test(tc, commands_are_all_there_in_order);
+    tcase_add_test(tc, command_metadata_matches_the_api);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,124 @@
+/* Many threads at once: the per-thread state stays per thread, the
+ * platform list and the extension cache fill in safely on first use, and
+ * threads that exit attached are detached. The TSan build runs this suite
+ * (CK_RUN_SUITE=threads). */
+
+#include <pthread.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define THREADS 4
+#define CALLS 2000
+
+struct worker {
+    cl_platform_id platform;
+    cl_mem buf, size_buf;
+    int failures;
+    unsigned max_depth_after;
+};
+
+static void *
+call_many(void *arg)
+{
+    struct worker *w = arg;
+    char profile[64];
+
+    for (int i = 0; i < CALLS; i++) {
+        /* A core command, and an extension one resolved for PoCL: the
+         * first calls of all threads race to fill the cache. */
+        if (clgc_clGetPlatformInfo(w->platform, CL_PLATFORM_PROFILE,
+                                   sizeof(profile), profile, NULL) != 0 ||
+            clgc_clSetContentSizeBufferPoCL(w->buf, w->size_buf) != 0)
+            w->failures++;
+        if (clgc_thread_region_depth() > w->max_depth_after)
+            w->max_depth_after = clgc_thread_region_depth();
+    }
+    return NULL;
+}
+
+START_TEST(wrappers_from_many_threads)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    unsigned long safe0;
+    struct worker w[THREADS];
+    pthread_t t[THREADS];
+    cl_device_id device;
+    cl_context context;
+    cl_mem buf, size_buf;
+    cl_int err;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL),
+        CL_SUCCESS);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    buf = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    size_buf = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(cl_ulong),
+                              NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+
+    safe0 = test_rt_safe_calls();
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){platform, buf, size_buf, 0, 0};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, call_many, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        ck_assert_int_eq(w[i].failures, 0);
+        ck_assert_uint_eq(w[i].max_depth_after, 0);
+    }
+    ck_assert_uint_eq(test_rt_safe_calls() - safe0, 2UL * THREADS * CALLS);
+
+    clReleaseMemObject(size_buf);
+    clReleaseMemObject(buf);
+    clReleaseContext(context);
+}
+END_TEST
+
+static void *
+attach_call_exit(void *arg)
+{
+    cl_uint n = 0;
+
+    *(int *)arg = clgc_thread_attach();
+    if (clgc_clGetPlatformIDs(0, NULL, &n) != CL_SUCCESS || n == 0)
+        *(int *)arg = -100;
+    return NULL;
+}
+
+START_TEST(threads_exiting_attached_are_detached)
+{
+    unsigned long a0 = test_rt_attach_calls(), d0 = test_rt_detach_calls();
+    int result[8];
+    pthread_t t[8];
+
+    /* ocl-icd 2.3.1 loads its ICDs on the first call without a lock: with
+     * two ICDs, first calls racing on several threads crash at thread exit
+     * (seen under ASan). Load them here, on one thread. */
+    test_platform("clgc stub");
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(
+            pthread_create(&t[i], NULL, attach_call_exit, &result[i]), 0);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        ck_assert_int_eq(result[i], CLGC_OK);
+    }
+    ck_assert_uint_eq(test_rt_attach_calls() - a0, 8);
+    ck_assert_uint_eq(test_rt_detach_calls() - d0, 8);
+}
+END_TEST
+
+Suite *
+clgc_make_threads_suite(void)
+{
+    Suite *s = suite_create("threads");
+    TCase *tc = tcase_create("concurrent");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, wrappers_from_many_threads);
+    tcase_add_test(tc, threads_exiting_attached_are_detached);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# The shared library exports clgc's public API and nothing else: every
+# clgc_cl* wrapper of the registry and the clgc_* calls of the headers.
+set -eu
+lib=.libs/libclgc.so
+syms=$(nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }' | sed 's/@.*//')
+other=$(printf '%s\n' "$syms" | grep -v '^clgc_' || true)
+internal=$(printf '%s\n' "$syms" | grep '^clgc__' || true)
+wrappers=$(printf '%s\n' "$syms" | grep -c '^clgc_cl' || true)
+status=0
+if [ -n "$other$internal" ]; then
+    echo "exported but not public: $other $internal"
+    status=1
+fi
+if [ "$wrappers" -ne 235 ]; then
+    echo "expected 235 clgc_cl* wrappers, the library exports $wrappers"
+    status=1
+fi
+if ! nm -D --defined-only "$lib" | grep -q ' clgc_runtime_install@@CLGC_0$'; then
+    echo "clgc_runtime_install is not in the CLGC_0 version node"
+    status=1
+fi
+[ $status -eq 0 ] && echo "exports: $wrappers wrappers, nothing private"
+exit $status

@@ -1,0 +1,117 @@
+/* The recording runtime: every hook counts its calls, and the safe_region
+ * hook keeps a per-thread depth that code running inside a wrapped OpenCL
+ * call (a stub ICD, a callback PoCL runs inline) can read back. */
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static atomic_ulong safe_calls, active_calls, attach_calls, detach_calls;
+static atomic_int attach_result;
+static __thread int hook_depth;
+
+static void *
+rec_safe(clgc_fn_t fn, void *arg)
+{
+    void *result;
+
+    atomic_fetch_add(&safe_calls, 1);
+    hook_depth++;
+    result = fn(arg);
+    hook_depth--;
+    return result;
+}
+
+static void *
+rec_active(clgc_fn_t fn, void *arg)
+{
+    int saved = hook_depth;
+    void *result;
+
+    /* Active again: this thread is no longer inside any safe region as far
+     * as the runtime is concerned, until fn enters one again. */
+    atomic_fetch_add(&active_calls, 1);
+    hook_depth = 0;
+    result = fn(arg);
+    hook_depth = saved;
+    return result;
+}
+
+static int
+rec_attach(void *data)
+{
+    atomic_fetch_add(&attach_calls, 1);
+    return atomic_load(&attach_result);
+}
+
+static void
+rec_detach(void *data)
+{
+    atomic_fetch_add(&detach_calls, 1);
+}
+
+int
+test_rt_install(void)
+{
+    static const clgc_runtime_t rt = {.version = CLGC_RUNTIME_VERSION,
+                                      .name = "recording",
+                                      .data = (void *)&safe_calls,
+                                      .safe_region = rec_safe,
+                                      .active_region = rec_active,
+                                      .attach_thread = rec_attach,
+                                      .detach_thread = rec_detach};
+
+    return clgc_runtime_install(&rt);
+}
+
+unsigned long
+test_rt_safe_calls(void)
+{
+    return atomic_load(&safe_calls);
+}
+unsigned long
+test_rt_active_calls(void)
+{
+    return atomic_load(&active_calls);
+}
+unsigned long
+test_rt_attach_calls(void)
+{
+    return atomic_load(&attach_calls);
+}
+unsigned long
+test_rt_detach_calls(void)
+{
+    return atomic_load(&detach_calls);
+}
+int
+test_rt_hook_depth(void)
+{
+    return hook_depth;
+}
+void
+test_rt_set_attach_result(int err)
+{
+    atomic_store(&attach_result, err);
+}
+
+cl_platform_id
+test_platform(const char *name)
+{
+    cl_platform_id ids[16];
+    cl_uint n = 0;
+    char buf[256];
+
+    ck_assert_int_eq(clGetPlatformIDs(16, ids, &n), CL_SUCCESS);
+    for (cl_uint i = 0; i < n && i < 16; i++) {
+        ck_assert_int_eq(
+            clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof(buf), buf, NULL),
+            CL_SUCCESS);
+        if (strstr(buf, name) != NULL)
+            return ids[i];
+    }
+    ck_abort_msg("no OpenCL platform named '%s' (is OCL_ICD_VENDORS set?)",
+                 name);
+    return NULL;
+}

@@ -1,0 +1,38 @@
+#ifndef CLGC_TESTUTIL_H
+#define CLGC_TESTUTIL_H
+
+/* Shared by the test suites: the recording runtime that check_main.c
+ * installs for the whole process (a runtime can be installed only once),
+ * and helpers for the real PoCL platform. */
+
+#include <check.h>
+
+#include "clgc.h"
+
+/* Install the recording runtime. Called once, by main(). */
+int test_rt_install(void);
+
+/* How many times the runtime's hooks ran, on all threads. */
+unsigned long test_rt_safe_calls(void);
+unsigned long test_rt_active_calls(void);
+unsigned long test_rt_attach_calls(void);
+unsigned long test_rt_detach_calls(void);
+
+/* How many safe_region hooks the calling thread is inside right now. */
+int test_rt_hook_depth(void);
+
+/* Make the next attach_thread hooks return err (CLGC_OK to stop). */
+void test_rt_set_attach_result(int err);
+
+/* The first platform whose CL_PLATFORM_NAME contains `name`, found with
+ * the raw loader calls; fails the test if there is none. */
+cl_platform_id test_platform(const char *name);
+
+/* Every suite, for check_main.c. */
+Suite *clgc_make_runtime_suite(void);
+Suite *clgc_make_commands_suite(void);
+Suite *clgc_make_pocl_suite(void);
+Suite *clgc_make_forward_suite(void);
+Suite *clgc_make_threads_suite(void);
+
+#endif /* CLGC_TESTUTIL_H */

@@ -1,17 +1,29 @@
 /* clgc-bench: what clgc costs, as ratios against the raw OpenCL call
  * measured in the same process.
  *
- *   clgc-bench call [--samples N] [--calls N]
+ *   clgc-bench call [--samples N] [--calls N] [--threads N]
+ *   clgc-bench gc [options]            (bench/gc.c)
  *
  * `call` times cheap calls (clGetPlatformInfo, clGetEventInfo on a
  * completed event) raw and through their clgc_ wrappers, once per runtime:
- * the default no-op runtime ("none") and a minimal one whose region hook
- * does two atomic stores, as a safepoint VM's does ("minimal"). A runtime
- * can be installed once
- * per process, so each runtime runs in a child process of its own; raw and
- * wrapped calls alternate within it. Each figure is the median over the
- * samples of the mean time of one call in a sample. */
+ *
+ *   none        the default runtime, no hooks
+ *   safepoint   a minimal VM in the safepoint form: a state word per
+ *               thread and a stop flag that is never set
+ *   callback    a safe_region hook that does two atomic stores
+ *   boehm       the Boehm adapter, every call in a region
+ *   boehm-skip  the Boehm adapter with CLGC_RUNTIME_SKIP_NONBLOCKING
+ *
+ * and for the Boehm runs also the raw call inside a bare GC_do_blocking.
+ * A runtime can be installed once per process, so each runs in a child
+ * process of its own; the variants alternate within it. With one thread
+ * each figure is the median over the samples of the mean time of one call
+ * in a sample; with --threads N, N threads call at once and the figure is
+ * the median of the total calls per second. */
 
+#include "config.h"
+
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,40 +32,44 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef HAVE_BDWGC
+#include <gc/gc.h>
+
+#include "clgc/boehm.h"
+#endif
+
+#include "bench.h"
 #include "clgc.h"
 
 static int samples = 51;
 static long ncalls = 200000;
+static int nthreads = 1;
 
-/* The minimal runtime: the thread publishes "in native code" and "back",
- * which is all a cooperative collector needs to read. */
-static __thread atomic_int vm_state;
+/* The minimal VMs: a thread publishes "in native code" and "back", which
+ * is all a cooperative collector needs to read. */
+static __thread int vm_state;
+static const int never_stop;
+
+static int *
+vm_word(void *data)
+{
+    return &vm_state;
+}
+
+static void
+vm_safepoint(void *data)
+{
+}
 
 static void *
-minimal_safe(clgc_fn_t fn, void *arg)
+two_stores(clgc_fn_t fn, void *arg)
 {
     void *result;
 
-    atomic_store_explicit(&vm_state, 1, memory_order_release);
+    __atomic_store_n(&vm_state, CLGC_STATE_SAFE, __ATOMIC_RELEASE);
     result = fn(arg);
-    atomic_store_explicit(&vm_state, 0, memory_order_release);
+    __atomic_store_n(&vm_state, CLGC_STATE_RUNNING, __ATOMIC_RELEASE);
     return result;
-}
-
-static const clgc_runtime_t runtimes[] = {
-    {.version = CLGC_RUNTIME_VERSION, .name = "none"},
-    {.version = CLGC_RUNTIME_VERSION,
-     .name = "minimal",
-     .safe_region = minimal_safe},
-};
-
-static double
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 static int
@@ -64,76 +80,211 @@ cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double
-median(double *v, int n)
+double
+bench_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
     return v[n / 2];
 }
 
-/* The calls under test, raw and wrapped, sharing one signature. */
+double
+bench_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* The calls under test, sharing one signature. */
 typedef cl_int (*query_fn)(void *obj, cl_uint param, size_t size, void *value,
                            size_t *size_ret);
 
-struct pair {
+struct call {
     const char *name;
     query_fn raw, wrapped;
     void *obj;
     cl_uint param;
 };
 
-static double
-time_calls(query_fn fn, void *obj, cl_uint param)
-{
-    char value[256];
-    double t0 = now_ns();
+#ifdef HAVE_BDWGC
+/* The raw call inside a bare GC_do_blocking: the floor for the adapter. */
+struct bare_args {
+    const struct call *c;
+    cl_uint param;
+    size_t size;
+    void *value;
+    cl_int ret;
+};
 
+static void *
+bare_thunk(void *p)
+{
+    struct bare_args *a = p;
+
+    a->ret = a->c->raw(a->c->obj, a->param, a->size, a->value, NULL);
+    return NULL;
+}
+
+static const struct call *bare_call;
+
+static cl_int
+bare_gc_do_blocking(void *obj, cl_uint param, size_t size, void *value,
+                    size_t *size_ret)
+{
+    struct bare_args a = {bare_call, param, size, value, 0};
+
+    (void)obj;
+    (void)size_ret;
+    GC_do_blocking(bare_thunk, &a);
+    return a.ret;
+}
+#endif
+
+/* One sample: ncalls calls of fn on each of nthreads threads at once. */
+struct loop {
+    query_fn fn;
+    void *obj;
+    cl_uint param;
+    pthread_barrier_t *start;
+    int failed;
+    double t0, t1; /* the loop's own start and end */
+};
+
+static void *
+run_loop(void *p)
+{
+    struct loop *l = p;
+    char value[256];
+
+    /* Makes the thread known to the runtime: bdwgc registers it. */
+    if (l->start != NULL) {
+        if (clgc_thread_attach() < 0)
+            l->failed = 1;
+        pthread_barrier_wait(l->start);
+    }
+    l->t0 = bench_now_ns();
     for (long i = 0; i < ncalls; i++)
-        if (fn(obj, param, sizeof(value), value, NULL) != CL_SUCCESS)
+        if (l->fn(l->obj, l->param, sizeof(value), value, NULL) != 0)
+            l->failed = 1;
+    l->t1 = bench_now_ns();
+    return NULL;
+}
+
+/* Nanoseconds per call (one thread) or calls per second (several). The
+ * threads time themselves: with as many threads as cores, the main thread
+ * may not run again until they are done. */
+static double
+sample(query_fn fn, const struct call *c)
+{
+    struct loop l[16];
+    pthread_t t[16];
+    pthread_barrier_t start;
+    double t0, t1;
+
+    if (nthreads == 1) {
+        l[0] = (struct loop){fn, c->obj, c->param, NULL, 0, 0, 0};
+        run_loop(&l[0]);
+        if (l[0].failed)
             exit(3);
-    return (now_ns() - t0) / (double)ncalls;
+        return (l[0].t1 - l[0].t0) / (double)ncalls;
+    }
+    pthread_barrier_init(&start, NULL, (unsigned)nthreads);
+    for (int i = 0; i < nthreads; i++) {
+        l[i] = (struct loop){fn, c->obj, c->param, &start, 0, 0, 0};
+        if (pthread_create(&t[i], NULL, run_loop, &l[i]) != 0)
+            exit(3);
+    }
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start);
+    t0 = l[0].t0;
+    t1 = l[0].t1;
+    for (int i = 0; i < nthreads; i++) {
+        if (l[i].failed)
+            exit(3);
+        t0 = l[i].t0 < t0 ? l[i].t0 : t0;
+        t1 = l[i].t1 > t1 ? l[i].t1 : t1;
+    }
+    return (double)nthreads * (double)ncalls / ((t1 - t0) * 1e-9);
 }
 
 static void
-measure(const char *runtime, const struct pair *p)
+measure(const char *runtime, const struct call *c, query_fn bare)
 {
-    double *raw = calloc((size_t)samples, sizeof(double));
-    double *wrapped = calloc((size_t)samples, sizeof(double));
-    double *diff = calloc((size_t)samples, sizeof(double));
-    double r, w;
+    query_fn fns[3] = {c->raw, c->wrapped, bare};
+    int n = bare != NULL ? 3 : 2;
+    double *v[3], diff[1024], m[3];
 
-    if (raw == NULL || wrapped == NULL || diff == NULL)
-        exit(2);
-    time_calls(p->raw, p->obj, p->param); /* warm up */
-    time_calls(p->wrapped, p->obj, p->param);
-    for (int s = 0; s < samples; s++) {
-        raw[s] = time_calls(p->raw, p->obj, p->param);
-        wrapped[s] = time_calls(p->wrapped, p->obj, p->param);
-        diff[s] = wrapped[s] - raw[s];
+    for (int k = 0; k < n; k++) {
+        v[k] = calloc((size_t)samples, sizeof(double));
+        if (v[k] == NULL)
+            exit(2);
+        sample(fns[k], c); /* warm up */
     }
-    r = median(raw, samples);
-    w = median(wrapped, samples);
-    printf("%-8s %-18s %8.2f %9.2f %7.3fx %+9.2f\n", runtime, p->name, r, w,
-           w / r, median(diff, samples));
-    free(raw);
-    free(wrapped);
-    free(diff);
+    for (int s = 0; s < samples; s++) {
+        for (int k = 0; k < n; k++)
+            v[k][s] = sample(fns[k], c);
+        diff[s] = v[1][s] - v[0][s];
+    }
+    for (int k = 0; k < n; k++)
+        m[k] = bench_median(v[k], samples);
+    if (nthreads == 1)
+        printf("%-10s %-17s %7.2f %7.2f %6.3fx %+8.2f", runtime, c->name, m[0],
+               m[1], m[1] / m[0], bench_median(diff, samples));
+    else
+        printf("%-10s %-17s %7.1fM %7.1fM %6.3fx", runtime, c->name, m[0] / 1e6,
+               m[1] / 1e6, m[1] / m[0]);
+    if (bare != NULL)
+        printf("  bare GC_do_blocking %.2f%s, clgc/bare %.3fx",
+               m[2] / (nthreads == 1 ? 1 : 1e6), nthreads == 1 ? "" : "M",
+               m[1] / m[2]);
+    printf("\n");
+    for (int k = 0; k < n; k++)
+        free(v[k]);
+}
+
+/* Installs the runtime named; "none" installs nothing. */
+static int
+install(const char *name)
+{
+    static const clgc_runtime_t safepoint = {.version = CLGC_RUNTIME_VERSION,
+                                             .name = "safepoint",
+                                             .thread_state = vm_word,
+                                             .stop_requested = &never_stop,
+                                             .safepoint = vm_safepoint};
+    static const clgc_runtime_t callback = {.version = CLGC_RUNTIME_VERSION,
+                                            .name = "callback",
+                                            .safe_region = two_stores};
+
+    if (strcmp(name, "none") == 0)
+        return 0;
+    if (strcmp(name, "safepoint") == 0)
+        return clgc_runtime_install(&safepoint);
+    if (strcmp(name, "callback") == 0)
+        return clgc_runtime_install(&callback);
+#ifdef HAVE_BDWGC
+    GC_INIT();
+    if (strcmp(name, "boehm") == 0)
+        return clgc_boehm_install(0);
+    if (strcmp(name, "boehm-skip") == 0)
+        return clgc_boehm_install(CLGC_RUNTIME_SKIP_NONBLOCKING);
+#endif
+    return -1;
 }
 
 static int
-run_call(const clgc_runtime_t *rt)
+run_call(const char *runtime)
 {
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
     cl_event event;
     cl_int err;
+    query_fn bare = NULL;
 
-    /* "none" is the default: installing nothing measures it. */
-    if (rt->safe_region != NULL) {
-        if (clgc_runtime_install(rt) != CLGC_OK)
-            return 1;
-    }
+    if (install(runtime) != 0)
+        return 1;
     if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) !=
             CL_SUCCESS)
@@ -145,15 +296,21 @@ run_call(const clgc_runtime_t *rt)
     if (err != CL_SUCCESS || clSetUserEventStatus(event, CL_COMPLETE) != 0)
         return 1;
 
-    const struct pair pairs[] = {
+    const struct call calls[] = {
         {"clGetPlatformInfo", (query_fn)clGetPlatformInfo,
          (query_fn)clgc_clGetPlatformInfo, platform, CL_PLATFORM_PROFILE},
         {"clGetEventInfo", (query_fn)clGetEventInfo,
          (query_fn)clgc_clGetEventInfo, event,
          CL_EVENT_COMMAND_EXECUTION_STATUS},
     };
-    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
-        measure(rt->name, &pairs[i]);
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+#ifdef HAVE_BDWGC
+        bare_call = &calls[i];
+        if (strncmp(runtime, "boehm", 5) == 0)
+            bare = bare_gc_do_blocking;
+#endif
+        measure(runtime, &calls[i], bare);
+    }
     clReleaseEvent(event);
     clReleaseContext(context);
     return 0;
@@ -162,27 +319,39 @@ run_call(const clgc_runtime_t *rt)
 static int
 bench_call(void)
 {
+    static const char *runtimes[] = {"none", "safepoint", "callback",
+#ifdef HAVE_BDWGC
+                                     "boehm", "boehm-skip"
+#endif
+    };
     int failed = 0;
 
-    printf("# per-call time in ns, median of %d samples of %ld calls\n",
-           samples, ncalls);
-    printf("%-8s %-18s %8s %9s %8s %9s\n", "runtime", "call", "raw", "clgc",
-           "ratio", "over raw");
+    if (nthreads == 1) {
+        printf("# ns per call, median of %d samples of %ld calls\n", samples,
+               ncalls);
+        printf("%-10s %-17s %7s %7s %7s %8s\n", "runtime", "call", "raw",
+               "clgc", "ratio", "over raw");
+    } else {
+        printf("# calls per second on %d threads at once, median of %d "
+               "samples of %ld calls a thread\n",
+               nthreads, samples, ncalls);
+        printf("%-10s %-17s %8s %8s %7s\n", "runtime", "call", "raw", "clgc",
+               "ratio");
+    }
     fflush(stdout);
     for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
         int status;
         pid_t pid = fork();
 
         if (pid == 0) {
-            int rc = run_call(&runtimes[i]);
+            int rc = run_call(runtimes[i]);
 
             fflush(stdout);
             _exit(rc);
         }
         if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
             WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "clgc-bench: the '%s' run failed\n",
-                    runtimes[i].name);
+            fprintf(stderr, "clgc-bench: the '%s' run failed\n", runtimes[i]);
             failed = 1;
         }
     }
@@ -192,7 +361,9 @@ bench_call(void)
 static void
 usage(FILE *f)
 {
-    fprintf(f, "usage: clgc-bench call [--samples N] [--calls N]\n");
+    fprintf(f, "usage: clgc-bench call [--samples N] [--calls N] "
+               "[--threads N]\n"
+               "       clgc-bench gc [--help]\n");
 }
 
 int
@@ -202,22 +373,28 @@ main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (strcmp(argv[1], "gc") == 0)
+        return bench_gc(argc - 1, argv + 1);
+    if (strcmp(argv[1], "call") != 0) {
+        usage(stderr);
+        return 2;
+    }
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
             samples = atoi(argv[++i]);
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
             ncalls = atol(argv[++i]);
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            nthreads = atoi(argv[++i]);
         else {
             usage(stderr);
             return 2;
         }
     }
-    if (samples < 1 || ncalls < 1) {
+    if (samples < 1 || samples > 1024 || ncalls < 1 || nthreads < 1 ||
+        nthreads > 16) {
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "call") == 0)
-        return bench_call();
-    usage(stderr);
-    return 2;
+    return bench_call();
 }

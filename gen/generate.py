@@ -166,38 +166,53 @@ def _wrapper(c):
             "    struct clgc__a_%s *a = p;" % c.name, "",
             "    %sclgc__c_%s(%s);" % (assign, c.name, unpack),
             "    return NULL;", "}", ""]
-    # A runtime with hooks (or none fixed yet) takes this path, out of line
-    # so that the hookless one keeps a small frame. The result starts at 0
+    # Threads not set up for the inline transitions (a runtime with the
+    # callback hooks, or a first crossing) take this path, out of line so
+    # that the inline one keeps a small frame. The result starts at 0
     # (NULL) in the argument block.
     args = ", ".join(p.decl for p in c.params) or "void"
     init = ", ".join([p.name for p in c.params] +
                      ([] if c.returns_void else ["0"]))
-    decl_ret = ([] if c.returns_void else
-                ["    %s%sret;" % (c.result,
-                                   "" if c.result.endswith("*") else " ")])
-    call = "    %sclgc__c_%s(%s);" % ("" if c.returns_void else "ret = ",
-                                      c.name, _params(c))
-    tail = [] if c.returns_void else ["    return ret;"]
     out += ["static __attribute__((noinline)) %s" % c.result,
             "clgc__s_%s(%s)" % (c.name, args), "{",
-            "    struct clgc__a_%s a = {%s};" % (c.name, init), "",
-            "    clgc__safe(clgc__t_%s, &a);" % c.name]
+            "    struct clgc__a_%s a = {%s};" % (c.name, init), ""]
+    if not c.may_block:
+        # The runtime's policy may run this command outside any region.
+        cond = ["    if (atomic_load_explicit(&clgc__skip_nonblocking,",
+                "                             memory_order_relaxed))"]
+        if c.returns_void:
+            cond[-1] += " {"
+            out += cond + ["        clgc__c_%s(%s);" % (c.name, _params(c)),
+                           "        return;", "    }"]
+        else:
+            out += cond + ["        return clgc__c_%s(%s);" % (
+                c.name, _params(c))]
+    out.append("    clgc_call_safe(clgc__t_%s, &a);" % c.name)
     if not c.returns_void:
         out.append("    return a.ret;")
     out += ["}", ""]
     sig = c.prototype("clgc_")
     rtype, rest = sig.split("CL_API_CALL ", 1)
-    out += ["%sCL_API_CALL" % rtype, rest, "{", "    unsigned outer;"]
-    out += decl_ret + ["",
-            "    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,",
-            "                                            memory_order_relaxed)))"]
+    out += ["%sCL_API_CALL" % rtype, rest, "{",
+            "    struct clgc__thread *t = &clgc__self;",
+            "    unsigned outer;"]
+    if not c.returns_void:
+        out.append("    %s%sret;" % (c.result,
+                                     "" if c.result.endswith("*") else " "))
+    out.append("")
     if c.returns_void:
-        out += ["    {", "        clgc__s_%s(%s);" % (c.name, _params(c)),
+        out += ["    if (CLGC_UNLIKELY(t->state == NULL)) {",
+                "        clgc__s_%s(%s);" % (c.name, _params(c)),
                 "        return;", "    }"]
     else:
-        out += ["        return clgc__s_%s(%s);" % (c.name, _params(c))]
-    out += ["    outer = clgc__enter_hookless();", call,
-            "    clgc__self.region = outer;"] + tail
+        out += ["    if (CLGC_UNLIKELY(t->state == NULL))",
+                "        return clgc__s_%s(%s);" % (c.name, _params(c))]
+    out += ["    outer = clgc__enter_inline(t);",
+            "    %sclgc__c_%s(%s);" % ("" if c.returns_void else "ret = ",
+                                      c.name, _params(c)),
+            "    clgc__leave_inline(t, outer);"]
+    if not c.returns_void:
+        out.append("    return ret;")
     return out + ["}", ""]
 
 

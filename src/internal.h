@@ -5,6 +5,10 @@
  * the generated wrappers call. Names are clgc__ (hidden by the linker map
  * and -fvisibility=hidden). */
 
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* CLGC_DEBUG */
+#endif
+
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -38,13 +42,24 @@
 #endif
 
 /* Per-thread state. Initial-exec TLS: one %fs-relative access, no call,
- * which is what keeps a wrapper within a few ns of the raw call. `region`
- * packs the two things a crossing changes into one word, so that entering
- * is one load and one store and leaving one store:
- * depth of safe regions << 1 | whether the innermost crossing was into one. */
+ * which is what keeps a wrapper within a few ns of the raw call.
+ *
+ * `region` packs what a crossing changes into one word, so that entering
+ * is one load and one store and leaving one store: the depth of safe
+ * regions << 1 | whether the innermost crossing was into one.
+ *
+ * `state` and `stop` make every crossing of the inline forms (no hooks,
+ * or the safepoint form) a store into *state, and leaving one a check of
+ * *stop. They are NULL until the thread's first crossing sets them up
+ * (clgc_call_safe), and stay NULL for runtimes with the callback hooks,
+ * whose crossings all go through clgc_call_safe. */
 struct clgc__thread {
     unsigned region;
-    unsigned char attached;
+    int *state;
+    const int *stop;
+    int own_state;          /* the word of threads the runtime has none for */
+    unsigned char attached; /* clgc attached it: detach at exit */
+    unsigned char known;    /* the runtime knows it (kept once true) */
 };
 extern __thread struct clgc__thread clgc__self
     __attribute__((tls_model("initial-exec")));
@@ -56,11 +71,6 @@ extern __thread struct clgc__thread clgc__self
 extern _Atomic(const clgc_runtime_t *) clgc__rt;
 const clgc_runtime_t *clgc__rt_fix(void);
 
-/* 1 once the runtime in force is fixed and has no region hooks (the
- * default): the wrappers then take their shortest path, which only keeps
- * clgc's own per-thread count. */
-extern atomic_int clgc__hookless;
-
 CLGC_INLINE const clgc_runtime_t *
 clgc__runtime(void)
 {
@@ -69,30 +79,56 @@ clgc__runtime(void)
     return CLGC_LIKELY(rt != NULL) ? rt : clgc__rt_fix();
 }
 
-/* Count a crossing into a safe region in the calling thread's state; the
- * whole of a crossing when clgc__hookless is set. Returns what to restore
- * on leaving. */
-CLGC_INLINE unsigned
-clgc__enter_hookless(void)
-{
-    unsigned outer = clgc__self.region;
+/* Set when the kernel lacks membarrier: the leaving transition then needs
+ * a full fence of its own (see clgc_safepoint_barrier). */
+extern atomic_int clgc__full_fence;
 
-    clgc__self.region = (outer + CLGC__DEPTH_ONE) | CLGC__SAFE;
+/* A full fence. ThreadSanitizer does not model fences (GCC warns), so its
+ * builds use a sequentially consistent read-modify-write instead. */
+#ifdef __SANITIZE_THREAD__
+extern int clgc__fence_word;
+#define clgc__fence() __atomic_fetch_add(&clgc__fence_word, 0, __ATOMIC_SEQ_CST)
+#else
+#define clgc__fence() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
+/* Set when the runtime asked for CLGC_RUNTIME_SKIP_NONBLOCKING and has the
+ * callback hooks. */
+extern atomic_int clgc__skip_nonblocking;
+
+/* The inline transitions: every wrapper's path once the thread is set up
+ * with a state word. Entering returns what leaving restores. */
+CLGC_INLINE unsigned
+clgc__enter_inline(struct clgc__thread *t)
+{
+    unsigned outer = t->region;
+
+    t->region = (outer + CLGC__DEPTH_ONE) | CLGC__SAFE;
+    __atomic_store_n(t->state, CLGC_STATE_SAFE, __ATOMIC_RELEASE);
     return outer;
 }
 
-/* Run fn(arg) in a safe region of the runtime in force (which this fixes,
- * on first use): the path of every crossing but the hookless one. */
-CLGC_INLINE void *
-clgc__safe(clgc_fn_t fn, void *arg)
-{
-    const clgc_runtime_t *rt = clgc__runtime();
-    unsigned outer = clgc__enter_hookless();
-    void *result;
+void clgc__safepoint_slow(void);
 
-    result = rt->safe_region != NULL ? rt->safe_region(fn, arg) : fn(arg);
-    clgc__self.region = outer;
-    return result;
+/* Back to running, unless the region was nested in another: then the
+ * word stays SAFE. The store and the load of *stop need no fence between
+ * them: the collector's clgc_safepoint_barrier supplies it. */
+CLGC_INLINE void
+clgc__leave_inline(struct clgc__thread *t, unsigned outer)
+{
+    if (!(outer & CLGC__SAFE)) {
+        __atomic_store_n(t->state, CLGC_STATE_RUNNING, __ATOMIC_RELEASE);
+        if (CLGC_UNLIKELY(
+                atomic_load_explicit(&clgc__full_fence, memory_order_relaxed)))
+            clgc__fence();
+        else
+            atomic_signal_fence(memory_order_seq_cst);
+        /* Acquire: the thread is about to use the heap the collector may
+         * have just written, and stop = 0 is the collector's release. */
+        if (CLGC_UNLIKELY(__atomic_load_n(t->stop, __ATOMIC_ACQUIRE)))
+            clgc__safepoint_slow();
+    }
+    t->region = outer;
 }
 
 /* Platforms and their objects (platform.c). */

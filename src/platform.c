@@ -205,7 +205,7 @@ clgc_clGetExtensionFunctionAddressForPlatform(cl_platform_id platform,
 {
     struct clgc__a_lookup a = {platform, func_name, NULL};
 
-    clgc__safe(clgc__t_lookup_for_platform, &a);
+    clgc_call_safe(clgc__t_lookup_for_platform, &a);
     return clgc__wrapper_for(func_name, a.ret);
 }
 
@@ -214,6 +214,6 @@ clgc_clGetExtensionFunctionAddress(const char *func_name)
 {
     struct clgc__a_lookup a = {NULL, func_name, NULL};
 
-    clgc__safe(clgc__t_lookup, &a);
+    clgc_call_safe(clgc__t_lookup, &a);
     return clgc__wrapper_for(func_name, a.ret);
 }

@@ -1,7 +1,13 @@
 /* The default runtime, in a process that never installs one: every hook
  * is the no-op, the thread state is still tracked, and the first crossing
- * fixes the default so that a later install is refused. */
+ * fixes the default so that a later install is refused. Misuse that debug
+ * builds catch is here too: each test runs in a child of its own (Check's
+ * fork mode), so a test may install a runtime without disturbing the
+ * others; with CK_FORK=no, run one test at a time (CK_RUN_CASE). */
 
+#include "config.h"
+
+#include <signal.h>
 #include <stdlib.h>
 
 #include <check.h>
@@ -44,6 +50,48 @@ START_TEST(install_after_first_use_is_refused)
 }
 END_TEST
 
+#ifdef CLGC_DEBUG
+static void *
+skip_fn(clgc_fn_t fn, void *arg)
+{
+    return arg;
+}
+
+static void *
+twice(clgc_fn_t fn, void *arg)
+{
+    fn(arg);
+    return fn(arg);
+}
+
+static void *
+nothing(void *arg)
+{
+    return arg;
+}
+
+/* A safe_region hook that does not run fn exactly once leaves the thread's
+ * regions unbalanced: debug builds abort with a message. */
+START_TEST(hook_that_skips_fn_aborts)
+{
+    clgc_runtime_t rt = {.version = CLGC_RUNTIME_VERSION,
+                         .safe_region = skip_fn};
+
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_OK);
+    clgc_call_safe(nothing, NULL);
+}
+END_TEST
+
+START_TEST(hook_that_runs_fn_twice_aborts)
+{
+    clgc_runtime_t rt = {.version = CLGC_RUNTIME_VERSION, .safe_region = twice};
+
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_OK);
+    clgc_call_safe(nothing, NULL);
+}
+END_TEST
+#endif
+
 int
 main(void)
 {
@@ -55,6 +103,12 @@ main(void)
     tcase_add_test(tc, default_runtime_tracks_regions);
     tcase_add_test(tc, install_after_first_use_is_refused);
     suite_add_tcase(s, tc);
+#ifdef CLGC_DEBUG
+    tc = tcase_create("unbalanced");
+    tcase_add_test_raise_signal(tc, hook_that_skips_fn_aborts, SIGABRT);
+    tcase_add_test_raise_signal(tc, hook_that_runs_fn_twice_aborts, SIGABRT);
+    suite_add_tcase(s, tc);
+#endif
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);

@@ -231,14 +231,16 @@ START_TEST(null_objects_get_their_error)
 }
 END_TEST
 
-/* Objects whose last reference is gone: the loader would crash on them
- * (it calls through their first word); the wrappers report them. */
+/* Objects whose last reference is gone and whose memory PoCL freed: the
+ * loader would crash on them (it calls through their first word); the
+ * wrappers report them. Events are not among them: PoCL 3.1 keeps released
+ * events on a free list of its own, dispatch pointer and all, and aborts
+ * when it is given one (docs/wrappers.md). */
 START_TEST(released_objects_get_their_error)
 {
     struct pocl p;
     cl_context context;
     cl_mem buf;
-    cl_event ev;
     size_t size = 0;
     cl_int err = 0;
 
@@ -252,12 +254,6 @@ START_TEST(released_objects_get_their_error)
     ck_assert_int_eq(clgc_clReleaseMemObject(buf), CL_INVALID_MEM_OBJECT);
     ck_assert_int_eq(clgc_clSetContentSizeBufferPoCL(buf, buf),
                      CL_INVALID_MEM_OBJECT);
-
-    ev = clgc_clCreateUserEvent(p.context, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    ck_assert_int_eq(clgc_clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
-    ck_assert_int_eq(clgc_clReleaseEvent(ev), CL_SUCCESS);
-    ck_assert_int_eq(clgc_clWaitForEvents(1, &ev), CL_INVALID_EVENT);
 
     context = clgc_clCreateContext(NULL, 1, &p.device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);

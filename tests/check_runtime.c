@@ -26,6 +26,45 @@ START_TEST(install_checks_its_argument)
 }
 END_TEST
 
+static void *
+pass_through(clgc_fn_t fn, void *arg)
+{
+    return fn(arg);
+}
+
+static int word, stop;
+
+static int *
+my_word(void *data)
+{
+    return &word;
+}
+
+static void
+wait_nothing(void *data)
+{
+}
+
+START_TEST(install_refuses_mixed_forms)
+{
+    clgc_runtime_t rt = {.version = CLGC_RUNTIME_VERSION,
+                         .safe_region = pass_through,
+                         .thread_state = my_word,
+                         .stop_requested = &stop,
+                         .safepoint = wait_nothing};
+
+    /* Both forms at once, then part of the safepoint form. */
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EINVAL);
+    rt.safe_region = NULL;
+    rt.safepoint = NULL;
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EINVAL);
+    /* A version 1 struct has no safepoint fields: clgc does not read
+     * them, so the install fails only for being the second. */
+    rt.version = 1;
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EALREADY);
+}
+END_TEST
+
 START_TEST(installed_copy_is_in_force)
 {
     const clgc_runtime_t *rt = clgc_runtime_current();
@@ -66,8 +105,12 @@ descend(void *arg)
 {
     struct level *l = arg;
 
-    return l->n % 2 == 0 ? clgc_call_safe(check_level, l)
-                         : clgc_call_active(check_level, l);
+    void *result = NULL;
+
+    if (l->n % 2 == 0)
+        return clgc_call_safe(check_level, l);
+    ck_assert_int_eq(clgc_call_active(check_level, l, &result), CLGC_OK);
+    return result;
 }
 
 START_TEST(regions_nest_to_depth_three)
@@ -98,7 +141,10 @@ START_TEST(active_outside_a_region_calls_directly)
     unsigned long active0 = test_rt_active_calls();
     int x;
 
-    ck_assert_ptr_eq(clgc_call_active(return_arg, &x), &x);
+    void *result = NULL;
+
+    ck_assert_int_eq(clgc_call_active(return_arg, &x, &result), CLGC_OK);
+    ck_assert_ptr_eq(result, &x);
     ck_assert_uint_eq(test_rt_active_calls(), active0);
 }
 END_TEST
@@ -165,10 +211,24 @@ START_TEST(refused_attach_leaves_thread_detached)
     test_rt_set_attach_result(CLGC_ENOMEM);
     ck_assert_int_eq(clgc_thread_attach(), CLGC_ENOMEM);
     ck_assert_int_eq(clgc_thread_attached(), 0);
-    test_rt_set_attach_result(1);
+    test_rt_set_attach_result(2);
     ck_assert_int_eq(clgc_thread_attach(), CLGC_EATTACH);
     ck_assert_int_eq(clgc_thread_attached(), 0);
     test_rt_set_attach_result(CLGC_OK);
+    ck_assert_uint_eq(test_rt_detach_calls(), d0);
+}
+END_TEST
+
+/* A thread the runtime knew already: nothing for clgc to undo. */
+START_TEST(attach_of_a_known_thread_is_not_undone)
+{
+    unsigned long d0 = test_rt_detach_calls();
+
+    test_rt_set_attach_result(CLGC_KNOWN);
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_KNOWN);
+    test_rt_set_attach_result(CLGC_OK);
+    ck_assert_int_eq(clgc_thread_attached(), 0);
+    ck_assert_int_eq(clgc_thread_detach(), CLGC_ENOTATTACHED);
     ck_assert_uint_eq(test_rt_detach_calls(), d0);
 }
 END_TEST
@@ -198,6 +258,7 @@ clgc_make_runtime_suite(void)
 
     tcase_add_test(tc, install_again_is_refused);
     tcase_add_test(tc, install_checks_its_argument);
+    tcase_add_test(tc, install_refuses_mixed_forms);
     tcase_add_test(tc, installed_copy_is_in_force);
     suite_add_tcase(s, tc);
     tc = tcase_create("regions");
@@ -209,6 +270,7 @@ clgc_make_runtime_suite(void)
     tcase_add_test(tc, detach_inside_a_region_is_refused);
     tcase_add_test(tc, exiting_thread_is_detached);
     tcase_add_test(tc, refused_attach_leaves_thread_detached);
+    tcase_add_test(tc, attach_of_a_known_thread_is_not_undone);
     suite_add_tcase(s, tc);
     tc = tcase_create("errors");
     tcase_add_test(tc, every_error_has_a_name_and_message);

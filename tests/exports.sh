@@ -1,5 +1,5 @@
 #!/bin/sh
-# The shared library exports clgc's public API and nothing else: every
+# The shared libraries export clgc's public API and nothing else: every
 # clgc_cl* wrapper of the registry and the clgc_* calls of the headers.
 set -eu
 lib=.libs/libclgc.so
@@ -19,6 +19,15 @@ fi
 if ! nm -D --defined-only "$lib" | grep -q ' clgc_runtime_install@@CLGC_0$'; then
     echo "clgc_runtime_install is not in the CLGC_0 version node"
     status=1
+fi
+# The Boehm adapter, where it is built, exports its one call.
+boehm=.libs/libclgc-boehm.so
+if [ -f "$boehm" ]; then
+    bsyms=$(nm -D --defined-only "$boehm" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }' | sed 's/@.*//')
+    if [ "$bsyms" != clgc_boehm_install ]; then
+        echo "libclgc-boehm exports: $bsyms"
+        status=1
+    fi
 fi
 [ $status -eq 0 ] && echo "exports: $wrappers wrappers, nothing private"
 exit $status

@@ -47,6 +47,8 @@ CLGC_BEGIN_DECLS
 
 typedef enum clgc_errno {
     CLGC_OK = 0,
+    /* Not an error: the runtime knew the thread already. */
+    CLGC_KNOWN = 1,
 #define CLGC__ERRNO_ENUM(name, value, message) CLGC_##name = value,
     CLGC_ERRNO_MAP(CLGC__ERRNO_ENUM)
 #undef CLGC__ERRNO_ENUM

@@ -20,12 +20,36 @@ CLGC_BEGIN_DECLS
  * stored in a clgc_runtime_t as they are. */
 typedef void *(*clgc_fn_t)(void *arg);
 
-#define CLGC_RUNTIME_VERSION 1
+/* Version 1: name, data, the callback hooks, attach and detach.
+ * Version 2: flags, thread_known, and the safepoint form. */
+#define CLGC_RUNTIME_VERSION 2
+
+/* Values of a thread's state word in the safepoint form. */
+#define CLGC_STATE_RUNNING 0
+#define CLGC_STATE_SAFE 1
+
+/* clgc_runtime_t.flags */
+enum {
+    /* Run commands that never block (those without CLGC_COMMAND_MAY_BLOCK)
+     * outside any safe region, when the runtime has the callback hooks: a
+     * collection waits for such a call at most as long as the call takes,
+     * a few us, and the region would cost more than the call (bdwgc's:
+     * a few hundred ns, serialised across threads on its allocator lock). */
+    CLGC_RUNTIME_SKIP_NONBLOCKING = 1 << 0
+};
 
 /* The hooks a runtime fills in. Fields are only ever added at the end, with
  * a new version number; clgc reads only the fields of the version given.
  * Any hook may be NULL: clgc then does the no-op thing (calls fn(arg)
  * directly, or succeeds at attaching without doing anything).
+ *
+ * A runtime has one of two forms of safe region:
+ * - the callback form, safe_region and active_region, for runtimes that
+ *   must run the region themselves (bdwgc, Guile);
+ * - the safepoint form, thread_state, stop_requested and safepoint, for
+ *   VMs whose collector reads a state word per thread and stops the world
+ *   cooperatively: clgc makes the transitions itself, inline in every
+ *   wrapper, with no call at all on the common path.
  *
  * clgc calls the hooks with no lock of its own held, on the thread that is
  * crossing the boundary. */
@@ -51,14 +75,44 @@ typedef struct clgc_runtime {
     void *(*active_region)(clgc_fn_t fn, void *arg);
 
     /* Make the calling thread, which the runtime did not create, known to
-     * it (GC_register_my_thread). Returns CLGC_OK or a negative clgc code.
-     * Called at most once per thread between detaches. */
+     * it (GC_register_my_thread). Returns CLGC_OK; CLGC_KNOWN if the
+     * runtime knew the thread already (then clgc never detaches it); or a
+     * negative clgc code. Called at most once per thread between
+     * detaches. */
     int (*attach_thread)(void *data);
 
     /* Undo attach_thread. clgc calls it from clgc_thread_detach() or, for
      * a thread that never called that, from a thread-exit destructor. */
     void (*detach_thread)(void *data);
 
+    /* Version 2. */
+
+    /* CLGC_RUNTIME_* flags. */
+    unsigned flags;
+
+    /* 1 if the runtime knows the calling thread, 0 if not (bdwgc:
+     * GC_thread_is_registered). clgc asks on a thread's crossings until
+     * the answer is 1, then remembers it until the thread detaches. On a
+     * thread the runtime does not know, wrappers run their call outside
+     * any region (the collector does not wait for such a thread) and
+     * clgc_call_active fails. NULL: every thread is known. In the
+     * safepoint form, thread_state answers this instead. */
+    int (*thread_known)(void *data);
+
+    /* The safepoint form. thread_state returns the calling thread's state
+     * word (an int accessed atomically), or NULL if the VM does not know
+     * the thread; clgc asks once per thread, as thread_known, and keeps
+     * the word for the thread's life. Entering a safe region stores
+     * CLGC_STATE_SAFE into it with release order. Leaving stores
+     * CLGC_STATE_RUNNING, then reads *stop_requested, with no fence
+     * between them, and if it is non-zero calls safepoint(data): the VM's
+     * own safepoint slow path, which returns once the thread may run on
+     * with its word CLGC_STATE_RUNNING. Because of the missing fence, the
+     * collector must call clgc_safepoint_barrier() after it sets
+     * *stop_requested and before it reads any state word. */
+    int *(*thread_state)(void *data);
+    const int *stop_requested;
+    void (*safepoint)(void *data);
 } clgc_runtime_t;
 
 /* Install rt as the process's runtime. The struct is copied; rt may be
@@ -66,7 +120,8 @@ typedef struct clgc_runtime {
  * the boundary (any clgc_cl* wrapper, clgc_call_safe, clgc_call_active,
  * clgc_thread_attach).
  *
- * Returns CLGC_OK; CLGC_EINVAL if rt is NULL; CLGC_EVERSION if rt->version
+ * Returns CLGC_OK; CLGC_EINVAL if rt is NULL, or mixes the two forms, or
+ * has only part of the safepoint form; CLGC_EVERSION if rt->version
  * is not between 1 and CLGC_RUNTIME_VERSION; CLGC_EALREADY if a runtime was
  * installed before; CLGC_EINUSE if clgc was already used, which fixed the
  * default no-op runtime for good. There is no uninstall: threads may be
@@ -87,17 +142,39 @@ CLGC_EXTERN void *clgc_runtime_data(void);
  * region enters the runtime's hook again (bdwgc and Guile allow this). */
 CLGC_EXTERN void *clgc_call_safe(clgc_fn_t fn, void *arg);
 
-/* Run fn(arg) with the runtime active. Inside a safe region this goes
- * through the runtime's active_region hook; outside one the thread is
- * already active and fn is called directly. Used by callbacks that run on
- * a thread that is blocked in OpenCL. */
-CLGC_EXTERN void *clgc_call_active(clgc_fn_t fn, void *arg);
+/* Run fn(arg) with the runtime active and store its result in *result
+ * (if result is not NULL). Inside a safe region this goes through the
+ * runtime's active_region hook (or, in the safepoint form, leaves the
+ * region, polling the safepoint, and enters it again after fn); outside
+ * one the thread is already active and fn is called directly. Used by
+ * callbacks that run on a thread that is blocked in OpenCL.
+ *
+ * A thread outside any region that the runtime does not know (PoCL's
+ * callback thread, say) is attached first, as by clgc_thread_attach(),
+ * and stays attached until it exits: the runtime registers it once, not
+ * once per call.
+ *
+ * Returns CLGC_OK, or CLGC_ENOTATTACHED without calling fn when the
+ * runtime does not know the thread and cannot attach it (no attach_thread
+ * hook, or the hook failed). */
+CLGC_EXTERN int clgc_call_active(clgc_fn_t fn, void *arg, void **result);
+
+/* For the collector of a safepoint-form runtime: make every thread's
+ * store to its state word visible, and *stop_requested visible to every
+ * thread, before the collector reads the words. Call it after setting
+ * *stop_requested. Uses membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) where
+ * the kernel has it (clgc registers for it at install); elsewhere clgc's
+ * leaving transition has a full fence instead and this is a fence. Any
+ * thread. */
+CLGC_EXTERN void clgc_safepoint_barrier(void);
 
 /* Attach the calling thread to the runtime (for threads the runtime did
  * not create, such as PoCL's). Idempotent: a thread attached already gets
  * CLGC_OK again. The thread is detached by clgc_thread_detach() or, failing
- * that, when it exits. Returns CLGC_OK or the attach_thread hook's error
- * (CLGC_EATTACH if the hook gave a non-negative non-zero value). */
+ * that, when it exits. Returns CLGC_OK, CLGC_KNOWN if the runtime knew the
+ * thread already (nothing to undo: clgc_thread_attached() stays 0), or the
+ * attach_thread hook's error (CLGC_EATTACH for any other positive
+ * value). */
 CLGC_EXTERN int clgc_thread_attach(void);
 
 /* Detach the calling thread if clgc attached it. Returns CLGC_OK, or

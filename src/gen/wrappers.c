@@ -163,22 +163,22 @@ clgc__s_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_
 {
     struct clgc__a_clBuildProgram a = {program, num_devices, device_list, options, pfn_notify, user_data, 0};
 
-    clgc__safe(clgc__t_clBuildProgram, &a);
+    clgc_call_safe(clgc__t_clBuildProgram, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -214,22 +214,25 @@ clgc__s_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
     struct clgc__a_clCloneKernel a = {source_kernel, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCloneKernel, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCloneKernel(source_kernel, errcode_ret);
+    clgc_call_safe(clgc__t_clCloneKernel, &a);
     return a.ret;
 }
 
 cl_kernel CL_API_CALL
 clgc_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCloneKernel(source_kernel, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCloneKernel(source_kernel, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -271,22 +274,25 @@ clgc__s_clCommandBarrierWithWaitListKHR(cl_command_buffer_khr command_buffer, cl
 {
     struct clgc__a_clCommandBarrierWithWaitListKHR a = {command_buffer, command_queue, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandBarrierWithWaitListKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandBarrierWithWaitListKHR(command_buffer, command_queue, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandBarrierWithWaitListKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandBarrierWithWaitListKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandBarrierWithWaitListKHR(command_buffer, command_queue, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandBarrierWithWaitListKHR(command_buffer, command_queue, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -333,22 +339,25 @@ clgc__s_clCommandCopyBufferKHR(cl_command_buffer_khr command_buffer, cl_command_
 {
     struct clgc__a_clCommandCopyBufferKHR a = {command_buffer, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandCopyBufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandCopyBufferKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandCopyBufferKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandCopyBufferKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandCopyBufferKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -399,22 +408,25 @@ clgc__s_clCommandCopyBufferRectKHR(cl_command_buffer_khr command_buffer, cl_comm
 {
     struct clgc__a_clCommandCopyBufferRectKHR a = {command_buffer, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandCopyBufferRectKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandCopyBufferRectKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandCopyBufferRectKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferRectKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandCopyBufferRectKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandCopyBufferRectKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -461,22 +473,25 @@ clgc__s_clCommandCopyBufferToImageKHR(cl_command_buffer_khr command_buffer, cl_c
 {
     struct clgc__a_clCommandCopyBufferToImageKHR a = {command_buffer, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandCopyBufferToImageKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandCopyBufferToImageKHR(command_buffer, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandCopyBufferToImageKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferToImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandCopyBufferToImageKHR(command_buffer, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandCopyBufferToImageKHR(command_buffer, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -523,22 +538,25 @@ clgc__s_clCommandCopyImageKHR(cl_command_buffer_khr command_buffer, cl_command_q
 {
     struct clgc__a_clCommandCopyImageKHR a = {command_buffer, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandCopyImageKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandCopyImageKHR(command_buffer, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandCopyImageKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandCopyImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandCopyImageKHR(command_buffer, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandCopyImageKHR(command_buffer, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -585,22 +603,25 @@ clgc__s_clCommandCopyImageToBufferKHR(cl_command_buffer_khr command_buffer, cl_c
 {
     struct clgc__a_clCommandCopyImageToBufferKHR a = {command_buffer, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandCopyImageToBufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandCopyImageToBufferKHR(command_buffer, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandCopyImageToBufferKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandCopyImageToBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandCopyImageToBufferKHR(command_buffer, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandCopyImageToBufferKHR(command_buffer, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -647,22 +668,25 @@ clgc__s_clCommandFillBufferKHR(cl_command_buffer_khr command_buffer, cl_command_
 {
     struct clgc__a_clCommandFillBufferKHR a = {command_buffer, command_queue, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandFillBufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandFillBufferKHR(command_buffer, command_queue, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandFillBufferKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandFillBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandFillBufferKHR(command_buffer, command_queue, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandFillBufferKHR(command_buffer, command_queue, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -708,22 +732,25 @@ clgc__s_clCommandFillImageKHR(cl_command_buffer_khr command_buffer, cl_command_q
 {
     struct clgc__a_clCommandFillImageKHR a = {command_buffer, command_queue, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandFillImageKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandFillImageKHR(command_buffer, command_queue, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandFillImageKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandFillImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandFillImageKHR(command_buffer, command_queue, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandFillImageKHR(command_buffer, command_queue, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -771,22 +798,25 @@ clgc__s_clCommandNDRangeKernelKHR(cl_command_buffer_khr command_buffer, cl_comma
 {
     struct clgc__a_clCommandNDRangeKernelKHR a = {command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle, 0};
 
-    clgc__safe(clgc__t_clCommandNDRangeKernelKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCommandNDRangeKernelKHR(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
+    clgc_call_safe(clgc__t_clCommandNDRangeKernelKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCommandNDRangeKernelKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_ndrange_kernel_command_properties_khr *properties, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCommandNDRangeKernelKHR(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCommandNDRangeKernelKHR(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -827,22 +857,22 @@ clgc__s_clCompileProgram(cl_program program, cl_uint num_devices, const cl_devic
 {
     struct clgc__a_clCompileProgram a = {program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data, 0};
 
-    clgc__safe(clgc__t_clCompileProgram, &a);
+    clgc_call_safe(clgc__t_clCompileProgram, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -885,22 +915,25 @@ clgc__s_clCreateAcceleratorINTEL(cl_context context, cl_accelerator_type_intel a
 {
     struct clgc__a_clCreateAcceleratorINTEL a = {context, accelerator_type, descriptor_size, descriptor, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateAcceleratorINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateAcceleratorINTEL(context, accelerator_type, descriptor_size, descriptor, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateAcceleratorINTEL, &a);
     return a.ret;
 }
 
 cl_accelerator_intel CL_API_CALL
 clgc_clCreateAcceleratorINTEL(cl_context context, cl_accelerator_type_intel accelerator_type, size_t descriptor_size, const void *descriptor, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_accelerator_intel ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateAcceleratorINTEL(context, accelerator_type, descriptor_size, descriptor, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateAcceleratorINTEL(context, accelerator_type, descriptor_size, descriptor, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -939,22 +972,25 @@ clgc__s_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void
 {
     struct clgc__a_clCreateBuffer a = {context, flags, size, host_ptr, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateBuffer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateBuffer, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -994,22 +1030,25 @@ clgc__s_clCreateBufferWithProperties(cl_context context, const cl_mem_properties
 {
     struct clgc__a_clCreateBufferWithProperties a = {context, properties, flags, size, host_ptr, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateBufferWithProperties, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateBufferWithProperties, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1053,22 +1092,25 @@ clgc__s_clCreateBufferWithPropertiesINTEL(cl_context context, const cl_mem_prope
 {
     struct clgc__a_clCreateBufferWithPropertiesINTEL a = {context, properties, flags, size, host_ptr, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateBufferWithPropertiesINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateBufferWithPropertiesINTEL(context, properties, flags, size, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateBufferWithPropertiesINTEL, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateBufferWithPropertiesINTEL(cl_context context, const cl_mem_properties_intel *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateBufferWithPropertiesINTEL(context, properties, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateBufferWithPropertiesINTEL(context, properties, flags, size, host_ptr, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1110,22 +1152,25 @@ clgc__s_clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *que
 {
     struct clgc__a_clCreateCommandBufferKHR a = {num_queues, queues, properties, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateCommandBufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateCommandBufferKHR(num_queues, queues, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateCommandBufferKHR, &a);
     return a.ret;
 }
 
 cl_command_buffer_khr CL_API_CALL
 clgc_clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *queues, const cl_command_buffer_properties_khr *properties, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_command_buffer_khr ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateCommandBufferKHR(num_queues, queues, properties, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateCommandBufferKHR(num_queues, queues, properties, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1163,22 +1208,25 @@ clgc__s_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command
 {
     struct clgc__a_clCreateCommandQueue a = {context, device, properties, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateCommandQueue, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateCommandQueue(context, device, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateCommandQueue, &a);
     return a.ret;
 }
 
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateCommandQueue(context, device, properties, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateCommandQueue(context, device, properties, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1216,22 +1264,25 @@ clgc__s_clCreateCommandQueueWithProperties(cl_context context, cl_device_id devi
 {
     struct clgc__a_clCreateCommandQueueWithProperties a = {context, device, properties, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateCommandQueueWithProperties, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateCommandQueueWithProperties, &a);
     return a.ret;
 }
 
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1273,22 +1324,25 @@ clgc__s_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id d
 {
     struct clgc__a_clCreateCommandQueueWithPropertiesKHR a = {context, device, properties, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateCommandQueueWithPropertiesKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateCommandQueueWithPropertiesKHR(context, device, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateCommandQueueWithPropertiesKHR, &a);
     return a.ret;
 }
 
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id device, const cl_queue_properties_khr *properties, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateCommandQueueWithPropertiesKHR(context, device, properties, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateCommandQueueWithPropertiesKHR(context, device, properties, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1328,22 +1382,22 @@ clgc__s_clCreateContext(const cl_context_properties *properties, cl_uint num_dev
 {
     struct clgc__a_clCreateContext a = {properties, num_devices, devices, pfn_notify, user_data, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateContext, &a);
+    clgc_call_safe(clgc__t_clCreateContext, &a);
     return a.ret;
 }
 
 cl_context CL_API_CALL
 clgc_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_context ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1377,22 +1431,22 @@ clgc__s_clCreateContextFromType(const cl_context_properties *properties, cl_devi
 {
     struct clgc__a_clCreateContextFromType a = {properties, device_type, pfn_notify, user_data, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateContextFromType, &a);
+    clgc_call_safe(clgc__t_clCreateContextFromType, &a);
     return a.ret;
 }
 
 cl_context CL_API_CALL
 clgc_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_context ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1434,22 +1488,25 @@ clgc__s_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLegl
 {
     struct clgc__a_clCreateEventFromEGLSyncKHR a = {context, sync, display, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateEventFromEGLSyncKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateEventFromEGLSyncKHR, &a);
     return a.ret;
 }
 
 cl_event CL_API_CALL
 clgc_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLeglDisplayKHR display, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1490,22 +1547,25 @@ clgc__s_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *e
 {
     struct clgc__a_clCreateEventFromGLsyncKHR a = {context, sync, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateEventFromGLsyncKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateEventFromGLsyncKHR, &a);
     return a.ret;
 }
 
 cl_event CL_API_CALL
 clgc_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1547,22 +1607,25 @@ clgc__s_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 {
     struct clgc__a_clCreateFromD3D10BufferKHR a = {context, flags, resource, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromD3D10BufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D10BufferKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D10Buffer *resource, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1605,22 +1668,25 @@ clgc__s_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 {
     struct clgc__a_clCreateFromD3D10Texture2DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromD3D10Texture2DKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D10Texture2DKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1663,22 +1729,25 @@ clgc__s_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 {
     struct clgc__a_clCreateFromD3D10Texture3DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromD3D10Texture3DKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D10Texture3DKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1720,22 +1789,25 @@ clgc__s_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 {
     struct clgc__a_clCreateFromD3D11BufferKHR a = {context, flags, resource, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromD3D11BufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D11BufferKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D11Buffer *resource, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1778,22 +1850,25 @@ clgc__s_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 {
     struct clgc__a_clCreateFromD3D11Texture2DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromD3D11Texture2DKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D11Texture2DKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1836,22 +1911,25 @@ clgc__s_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 {
     struct clgc__a_clCreateFromD3D11Texture3DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromD3D11Texture3DKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D11Texture3DKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1895,22 +1973,25 @@ clgc__s_clCreateFromDX9MediaSurfaceINTEL(cl_context context, cl_mem_flags flags,
 {
     struct clgc__a_clCreateFromDX9MediaSurfaceINTEL a = {context, flags, resource, sharedHandle, plane, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromDX9MediaSurfaceINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromDX9MediaSurfaceINTEL(context, flags, resource, sharedHandle, plane, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromDX9MediaSurfaceINTEL, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromDX9MediaSurfaceINTEL(cl_context context, cl_mem_flags flags, IDirect3DSurface9 *resource, HANDLE sharedHandle, UINT plane, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromDX9MediaSurfaceINTEL(context, flags, resource, sharedHandle, plane, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromDX9MediaSurfaceINTEL(context, flags, resource, sharedHandle, plane, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -1954,22 +2035,25 @@ clgc__s_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, c
 {
     struct clgc__a_clCreateFromDX9MediaSurfaceKHR a = {context, flags, adapter_type, surface_info, plane, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromDX9MediaSurfaceKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromDX9MediaSurfaceKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, cl_dx9_media_adapter_type_khr adapter_type, void *surface_info, cl_uint plane, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2013,22 +2097,25 @@ clgc__s_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, 
 {
     struct clgc__a_clCreateFromEGLImageKHR a = {context, egldisplay, eglimage, flags, properties, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromEGLImageKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromEGLImageKHR, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, CLeglImageKHR eglimage, cl_mem_flags flags, const cl_egl_image_properties_khr *properties, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2070,22 +2157,25 @@ clgc__s_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint b
 {
     struct clgc__a_clCreateFromGLBuffer a = {context, flags, bufobj, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromGLBuffer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLBuffer, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint bufobj, int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2127,22 +2217,25 @@ clgc__s_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GL
 {
     struct clgc__a_clCreateFromGLRenderbuffer a = {context, flags, renderbuffer, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromGLRenderbuffer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLRenderbuffer, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2186,22 +2279,25 @@ clgc__s_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum 
 {
     struct clgc__a_clCreateFromGLTexture a = {context, flags, target, miplevel, texture, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromGLTexture, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLTexture, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2245,22 +2341,25 @@ clgc__s_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenu
 {
     struct clgc__a_clCreateFromGLTexture2D a = {context, flags, target, miplevel, texture, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromGLTexture2D, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLTexture2D, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2304,22 +2403,25 @@ clgc__s_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenu
 {
     struct clgc__a_clCreateFromGLTexture3D a = {context, flags, target, miplevel, texture, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromGLTexture3D, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLTexture3D, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2362,22 +2464,25 @@ clgc__s_clCreateFromVA_APIMediaSurfaceINTEL(cl_context context, cl_mem_flags fla
 {
     struct clgc__a_clCreateFromVA_APIMediaSurfaceINTEL a = {context, flags, surface, plane, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateFromVA_APIMediaSurfaceINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromVA_APIMediaSurfaceINTEL(context, flags, surface, plane, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromVA_APIMediaSurfaceINTEL, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateFromVA_APIMediaSurfaceINTEL(cl_context context, cl_mem_flags flags, VASurfaceID *surface, cl_uint plane, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateFromVA_APIMediaSurfaceINTEL(context, flags, surface, plane, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateFromVA_APIMediaSurfaceINTEL(context, flags, surface, plane, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2417,22 +2522,25 @@ clgc__s_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_for
 {
     struct clgc__a_clCreateImage a = {context, flags, image_format, image_desc, host_ptr, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateImage, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImage, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2474,22 +2582,25 @@ clgc__s_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_f
 {
     struct clgc__a_clCreateImage2D a = {context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateImage2D, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImage2D, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2533,22 +2644,25 @@ clgc__s_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_f
 {
     struct clgc__a_clCreateImage3D a = {context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateImage3D, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImage3D, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2589,22 +2703,25 @@ clgc__s_clCreateImageWithProperties(cl_context context, const cl_mem_properties 
 {
     struct clgc__a_clCreateImageWithProperties a = {context, properties, flags, image_format, image_desc, host_ptr, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateImageWithProperties, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImageWithProperties, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2641,22 +2758,22 @@ clgc__s_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errc
 {
     struct clgc__a_clCreateKernel a = {program, kernel_name, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateKernel, &a);
+    clgc_call_safe(clgc__t_clCreateKernel, &a);
     return a.ret;
 }
 
 cl_kernel CL_API_CALL
 clgc_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateKernel(program, kernel_name, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateKernel(program, kernel_name, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2692,22 +2809,22 @@ clgc__s_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_ker
 {
     struct clgc__a_clCreateKernelsInProgram a = {program, num_kernels, kernels, num_kernels_ret, 0};
 
-    clgc__safe(clgc__t_clCreateKernelsInProgram, &a);
+    clgc_call_safe(clgc__t_clCreateKernelsInProgram, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2747,22 +2864,25 @@ clgc__s_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet
 {
     struct clgc__a_clCreatePipe a = {context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreatePipe, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreatePipe, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2803,22 +2923,22 @@ clgc__s_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const
 {
     struct clgc__a_clCreateProgramWithBinary a = {context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateProgramWithBinary, &a);
+    clgc_call_safe(clgc__t_clCreateProgramWithBinary, &a);
     return a.ret;
 }
 
 cl_program CL_API_CALL
 clgc_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2857,22 +2977,22 @@ clgc__s_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_device
 {
     struct clgc__a_clCreateProgramWithBuiltInKernels a = {context, num_devices, device_list, kernel_names, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateProgramWithBuiltInKernels, &a);
+    clgc_call_safe(clgc__t_clCreateProgramWithBuiltInKernels, &a);
     return a.ret;
 }
 
 cl_program CL_API_CALL
 clgc_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2910,22 +3030,22 @@ clgc__s_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
 {
     struct clgc__a_clCreateProgramWithIL a = {context, il, length, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateProgramWithIL, &a);
+    clgc_call_safe(clgc__t_clCreateProgramWithIL, &a);
     return a.ret;
 }
 
 cl_program CL_API_CALL
 clgc_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateProgramWithIL(context, il, length, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -2967,22 +3087,22 @@ clgc__s_clCreateProgramWithILKHR(cl_context context, const void *il, size_t leng
 {
     struct clgc__a_clCreateProgramWithILKHR a = {context, il, length, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateProgramWithILKHR, &a);
+    clgc_call_safe(clgc__t_clCreateProgramWithILKHR, &a);
     return a.ret;
 }
 
 cl_program CL_API_CALL
 clgc_clCreateProgramWithILKHR(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateProgramWithILKHR(context, il, length, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateProgramWithILKHR(context, il, length, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3021,22 +3141,25 @@ clgc__s_clCreateProgramWithSource(cl_context context, cl_uint count, const char 
 {
     struct clgc__a_clCreateProgramWithSource a = {context, count, strings, lengths, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateProgramWithSource, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateProgramWithSource, &a);
     return a.ret;
 }
 
 cl_program CL_API_CALL
 clgc_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3075,22 +3198,25 @@ clgc__s_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addres
 {
     struct clgc__a_clCreateSampler a = {context, normalized_coords, addressing_mode, filter_mode, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateSampler, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateSampler, &a);
     return a.ret;
 }
 
 cl_sampler CL_API_CALL
 clgc_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3127,22 +3253,25 @@ clgc__s_clCreateSamplerWithProperties(cl_context context, const cl_sampler_prope
 {
     struct clgc__a_clCreateSamplerWithProperties a = {context, sampler_properties, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateSamplerWithProperties, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateSamplerWithProperties, &a);
     return a.ret;
 }
 
 cl_sampler CL_API_CALL
 clgc_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3183,22 +3312,25 @@ clgc__s_clCreateSemaphoreWithPropertiesKHR(cl_context context, const cl_semaphor
 {
     struct clgc__a_clCreateSemaphoreWithPropertiesKHR a = {context, sema_props, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateSemaphoreWithPropertiesKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSemaphoreWithPropertiesKHR(context, sema_props, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateSemaphoreWithPropertiesKHR, &a);
     return a.ret;
 }
 
 cl_semaphore_khr CL_API_CALL
 clgc_clCreateSemaphoreWithPropertiesKHR(cl_context context, const cl_semaphore_properties_khr *sema_props, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_semaphore_khr ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateSemaphoreWithPropertiesKHR(context, sema_props, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateSemaphoreWithPropertiesKHR(context, sema_props, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3237,22 +3369,25 @@ clgc__s_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_ty
 {
     struct clgc__a_clCreateSubBuffer a = {buffer, flags, buffer_create_type, buffer_create_info, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateSubBuffer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateSubBuffer, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3289,22 +3424,25 @@ clgc__s_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_pro
 {
     struct clgc__a_clCreateSubDevices a = {in_device, properties, num_devices, out_devices, num_devices_ret, 0};
 
-    clgc__safe(clgc__t_clCreateSubDevices, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    clgc_call_safe(clgc__t_clCreateSubDevices, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3345,22 +3483,25 @@ clgc__s_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_
 {
     struct clgc__a_clCreateSubDevicesEXT a = {in_device, properties, num_entries, out_devices, num_devices, 0};
 
-    clgc__safe(clgc__t_clCreateSubDevicesEXT, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
+    clgc_call_safe(clgc__t_clCreateSubDevicesEXT, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3396,22 +3537,25 @@ clgc__s_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
     struct clgc__a_clCreateUserEvent a = {context, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clCreateUserEvent, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateUserEvent(context, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateUserEvent, &a);
     return a.ret;
 }
 
 cl_event CL_API_CALL
 clgc_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clCreateUserEvent(context, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clCreateUserEvent(context, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3455,22 +3599,25 @@ clgc__s_clDeviceMemAllocINTEL(cl_context context, cl_device_id device, const cl_
 {
     struct clgc__a_clDeviceMemAllocINTEL a = {context, device, properties, size, alignment, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clDeviceMemAllocINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clDeviceMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
+    clgc_call_safe(clgc__t_clDeviceMemAllocINTEL, &a);
     return a.ret;
 }
 
 void *CL_API_CALL
 clgc_clDeviceMemAllocINTEL(cl_context context, cl_device_id device, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clDeviceMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clDeviceMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3512,22 +3659,25 @@ clgc__s_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     struct clgc__a_clEnqueueAcquireD3D10ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireD3D10ObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireD3D10ObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3569,22 +3719,25 @@ clgc__s_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     struct clgc__a_clEnqueueAcquireD3D11ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireD3D11ObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireD3D11ObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3626,22 +3779,25 @@ clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 {
     struct clgc__a_clEnqueueAcquireDX9MediaSurfacesKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireDX9MediaSurfacesKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireDX9MediaSurfacesKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3683,22 +3839,25 @@ clgc__s_clEnqueueAcquireDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint 
 {
     struct clgc__a_clEnqueueAcquireDX9ObjectsINTEL a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireDX9ObjectsINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireDX9ObjectsINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3740,22 +3899,25 @@ clgc__s_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 {
     struct clgc__a_clEnqueueAcquireEGLObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireEGLObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireEGLObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3797,22 +3959,25 @@ clgc__s_clEnqueueAcquireExternalMemObjectsKHR(cl_command_queue command_queue, cl
 {
     struct clgc__a_clEnqueueAcquireExternalMemObjectsKHR a = {command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireExternalMemObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireExternalMemObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireExternalMemObjectsKHR(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3854,22 +4019,25 @@ clgc__s_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_ob
 {
     struct clgc__a_clEnqueueAcquireGLObjects a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireGLObjects, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireGLObjects, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3911,22 +4079,25 @@ clgc__s_clEnqueueAcquireGrallocObjectsIMG(cl_command_queue command_queue, cl_uin
 {
     struct clgc__a_clEnqueueAcquireGrallocObjectsIMG a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireGrallocObjectsIMG, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireGrallocObjectsIMG, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireGrallocObjectsIMG(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -3968,22 +4139,25 @@ clgc__s_clEnqueueAcquireVA_APIMediaSurfacesINTEL(cl_command_queue command_queue,
 {
     struct clgc__a_clEnqueueAcquireVA_APIMediaSurfacesINTEL a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueAcquireVA_APIMediaSurfacesINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireVA_APIMediaSurfacesINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueAcquireVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueAcquireVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4016,22 +4190,25 @@ clgc__s_clEnqueueBarrier(cl_command_queue command_queue)
 {
     struct clgc__a_clEnqueueBarrier a = {command_queue, 0};
 
-    clgc__safe(clgc__t_clEnqueueBarrier, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueBarrier(command_queue);
+    clgc_call_safe(clgc__t_clEnqueueBarrier, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueBarrier(cl_command_queue command_queue)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueBarrier(command_queue);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueBarrier(command_queue);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4067,22 +4244,25 @@ clgc__s_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num
 {
     struct clgc__a_clEnqueueBarrierWithWaitList a = {command_queue, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueBarrierWithWaitList, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueBarrierWithWaitList, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4124,22 +4304,25 @@ clgc__s_clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, 
 {
     struct clgc__a_clEnqueueCommandBufferKHR a = {num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueCommandBufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCommandBufferKHR(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCommandBufferKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, cl_command_buffer_khr command_buffer, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueCommandBufferKHR(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueCommandBufferKHR(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4180,22 +4363,25 @@ clgc__s_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, c
 {
     struct clgc__a_clEnqueueCopyBuffer a = {command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueCopyBuffer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyBuffer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4240,22 +4426,25 @@ clgc__s_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffe
 {
     struct clgc__a_clEnqueueCopyBufferRect a = {command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueCopyBufferRect, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyBufferRect, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4296,22 +4485,25 @@ clgc__s_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_bu
 {
     struct clgc__a_clEnqueueCopyBufferToImage a = {command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueCopyBufferToImage, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyBufferToImage, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4352,22 +4544,25 @@ clgc__s_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_
 {
     struct clgc__a_clEnqueueCopyImage a = {command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueCopyImage, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyImage, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4408,22 +4603,25 @@ clgc__s_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_im
 {
     struct clgc__a_clEnqueueCopyImageToBuffer a = {command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueCopyImageToBuffer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyImageToBuffer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4464,22 +4662,25 @@ clgc__s_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const
 {
     struct clgc__a_clEnqueueFillBuffer a = {command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueFillBuffer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueFillBuffer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4519,22 +4720,25 @@ clgc__s_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const v
 {
     struct clgc__a_clEnqueueFillImage a = {command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueFillImage, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueFillImage, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4579,22 +4783,25 @@ clgc__s_clEnqueueGenerateMipmapIMG(cl_command_queue command_queue, cl_mem src_im
 {
     struct clgc__a_clEnqueueGenerateMipmapIMG a = {command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueGenerateMipmapIMG, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueGenerateMipmapIMG(command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueGenerateMipmapIMG, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueGenerateMipmapIMG(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, cl_mipmap_filter_mode_img mipmap_filter_mode, const size_t *array_region, const size_t *mip_region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueGenerateMipmapIMG(command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueGenerateMipmapIMG(command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4638,22 +4845,22 @@ clgc__s_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_boo
 {
     struct clgc__a_clEnqueueMapBuffer a = {command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clEnqueueMapBuffer, &a);
+    clgc_call_safe(clgc__t_clEnqueueMapBuffer, &a);
     return a.ret;
 }
 
 void *CL_API_CALL
 clgc_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4699,22 +4906,22 @@ clgc__s_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool 
 {
     struct clgc__a_clEnqueueMapImage a = {command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clEnqueueMapImage, &a);
+    clgc_call_safe(clgc__t_clEnqueueMapImage, &a);
     return a.ret;
 }
 
 void *CL_API_CALL
 clgc_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4748,22 +4955,25 @@ clgc__s_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
     struct clgc__a_clEnqueueMarker a = {command_queue, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMarker, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMarker(command_queue, event);
+    clgc_call_safe(clgc__t_clEnqueueMarker, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMarker(command_queue, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMarker(command_queue, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4799,22 +5009,25 @@ clgc__s_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_
 {
     struct clgc__a_clEnqueueMarkerWithWaitList a = {command_queue, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMarkerWithWaitList, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMarkerWithWaitList, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4857,22 +5070,25 @@ clgc__s_clEnqueueMemAdviseINTEL(cl_command_queue command_queue, const void *ptr,
 {
     struct clgc__a_clEnqueueMemAdviseINTEL a = {command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMemAdviseINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMemAdviseINTEL(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMemAdviseINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMemAdviseINTEL(cl_command_queue command_queue, const void *ptr, size_t size, cl_mem_advice_intel advice, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMemAdviseINTEL(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMemAdviseINTEL(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4916,22 +5132,25 @@ clgc__s_clEnqueueMemFillINTEL(cl_command_queue command_queue, void *dst_ptr, con
 {
     struct clgc__a_clEnqueueMemFillINTEL a = {command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMemFillINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMemFillINTEL(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMemFillINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMemFillINTEL(cl_command_queue command_queue, void *dst_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMemFillINTEL(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMemFillINTEL(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -4975,22 +5194,22 @@ clgc__s_clEnqueueMemcpyINTEL(cl_command_queue command_queue, cl_bool blocking, v
 {
     struct clgc__a_clEnqueueMemcpyINTEL a = {command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMemcpyINTEL, &a);
+    clgc_call_safe(clgc__t_clEnqueueMemcpyINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMemcpyINTEL(cl_command_queue command_queue, cl_bool blocking, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMemcpyINTEL(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMemcpyINTEL(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5033,22 +5252,25 @@ clgc__s_clEnqueueMemsetINTEL(cl_command_queue command_queue, void *dst_ptr, cl_i
 {
     struct clgc__a_clEnqueueMemsetINTEL a = {command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMemsetINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMemsetINTEL(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMemsetINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMemsetINTEL(cl_command_queue command_queue, void *dst_ptr, cl_int value, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMemsetINTEL(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMemsetINTEL(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5091,22 +5313,25 @@ clgc__s_clEnqueueMigrateMemINTEL(cl_command_queue command_queue, const void *ptr
 {
     struct clgc__a_clEnqueueMigrateMemINTEL a = {command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMigrateMemINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMigrateMemINTEL(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMigrateMemINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemINTEL(cl_command_queue command_queue, const void *ptr, size_t size, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMigrateMemINTEL(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMigrateMemINTEL(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5149,22 +5374,25 @@ clgc__s_clEnqueueMigrateMemObjectEXT(cl_command_queue command_queue, cl_uint num
 {
     struct clgc__a_clEnqueueMigrateMemObjectEXT a = {command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMigrateMemObjectEXT, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMigrateMemObjectEXT(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMigrateMemObjectEXT, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemObjectEXT(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags_ext flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMigrateMemObjectEXT(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMigrateMemObjectEXT(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5203,22 +5431,25 @@ clgc__s_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_m
 {
     struct clgc__a_clEnqueueMigrateMemObjects a = {command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueMigrateMemObjects, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMigrateMemObjects, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5259,22 +5490,25 @@ clgc__s_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 {
     struct clgc__a_clEnqueueNDRangeKernel a = {command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueNDRangeKernel, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueNDRangeKernel, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5316,22 +5550,25 @@ clgc__s_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK 
 {
     struct clgc__a_clEnqueueNativeKernel a = {command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueNativeKernel, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueNativeKernel, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5372,22 +5609,22 @@ clgc__s_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bo
 {
     struct clgc__a_clEnqueueReadBuffer a = {command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReadBuffer, &a);
+    clgc_call_safe(clgc__t_clEnqueueReadBuffer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5433,22 +5670,22 @@ clgc__s_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, c
 {
     struct clgc__a_clEnqueueReadBufferRect a = {command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReadBufferRect, &a);
+    clgc_call_safe(clgc__t_clEnqueueReadBufferRect, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5493,22 +5730,22 @@ clgc__s_clEnqueueReadHostPipeINTEL(cl_command_queue command_queue, cl_program pr
 {
     struct clgc__a_clEnqueueReadHostPipeINTEL a = {command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReadHostPipeINTEL, &a);
+    clgc_call_safe(clgc__t_clEnqueueReadHostPipeINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReadHostPipeINTEL(cl_command_queue command_queue, cl_program program, const char *pipe_symbol, cl_bool blocking_read, void *ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReadHostPipeINTEL(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReadHostPipeINTEL(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5551,22 +5788,22 @@ clgc__s_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool
 {
     struct clgc__a_clEnqueueReadImage a = {command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReadImage, &a);
+    clgc_call_safe(clgc__t_clEnqueueReadImage, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5608,22 +5845,25 @@ clgc__s_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     struct clgc__a_clEnqueueReleaseD3D10ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseD3D10ObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseD3D10ObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5665,22 +5905,25 @@ clgc__s_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     struct clgc__a_clEnqueueReleaseD3D11ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseD3D11ObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseD3D11ObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5722,22 +5965,25 @@ clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 {
     struct clgc__a_clEnqueueReleaseDX9MediaSurfacesKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseDX9MediaSurfacesKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseDX9MediaSurfacesKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5779,22 +6025,25 @@ clgc__s_clEnqueueReleaseDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint 
 {
     struct clgc__a_clEnqueueReleaseDX9ObjectsINTEL a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseDX9ObjectsINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseDX9ObjectsINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint num_objects, cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5836,22 +6085,25 @@ clgc__s_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 {
     struct clgc__a_clEnqueueReleaseEGLObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseEGLObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseEGLObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5893,22 +6145,25 @@ clgc__s_clEnqueueReleaseExternalMemObjectsKHR(cl_command_queue command_queue, cl
 {
     struct clgc__a_clEnqueueReleaseExternalMemObjectsKHR a = {command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseExternalMemObjectsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseExternalMemObjectsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseExternalMemObjectsKHR(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -5950,22 +6205,25 @@ clgc__s_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_ob
 {
     struct clgc__a_clEnqueueReleaseGLObjects a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseGLObjects, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseGLObjects, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6007,22 +6265,25 @@ clgc__s_clEnqueueReleaseGrallocObjectsIMG(cl_command_queue command_queue, cl_uin
 {
     struct clgc__a_clEnqueueReleaseGrallocObjectsIMG a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseGrallocObjectsIMG, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseGrallocObjectsIMG, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseGrallocObjectsIMG(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6064,22 +6325,25 @@ clgc__s_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue,
 {
     struct clgc__a_clEnqueueReleaseVA_APIMediaSurfacesINTEL a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueReleaseVA_APIMediaSurfacesINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseVA_APIMediaSurfacesINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueReleaseVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueReleaseVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6119,22 +6383,22 @@ clgc__s_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
 {
     struct clgc__a_clEnqueueSVMFree a = {command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMFree, &a);
+    clgc_call_safe(clgc__t_clEnqueueSVMFree, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6178,22 +6442,25 @@ clgc__s_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_poin
 {
     struct clgc__a_clEnqueueSVMFreeARM a = {command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMFreeARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMFreeARM(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMFreeARM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMFreeARM(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMFreeARM(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6233,22 +6500,22 @@ clgc__s_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl
 {
     struct clgc__a_clEnqueueSVMMap a = {command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMMap, &a);
+    clgc_call_safe(clgc__t_clEnqueueSVMMap, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6292,22 +6559,22 @@ clgc__s_clEnqueueSVMMapARM(cl_command_queue command_queue, cl_bool blocking_map,
 {
     struct clgc__a_clEnqueueSVMMapARM a = {command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMMapARM, &a);
+    clgc_call_safe(clgc__t_clEnqueueSVMMapARM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMapARM(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMMapARM(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMMapARM(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6347,22 +6614,25 @@ clgc__s_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const
 {
     struct clgc__a_clEnqueueSVMMemFill a = {command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMMemFill, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMMemFill, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6406,22 +6676,25 @@ clgc__s_clEnqueueSVMMemFillARM(cl_command_queue command_queue, void *svm_ptr, co
 {
     struct clgc__a_clEnqueueSVMMemFillARM a = {command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMMemFillARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMMemFillARM(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMMemFillARM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemFillARM(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMMemFillARM(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMMemFillARM(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6461,22 +6734,22 @@ clgc__s_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy
 {
     struct clgc__a_clEnqueueSVMMemcpy a = {command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMMemcpy, &a);
+    clgc_call_safe(clgc__t_clEnqueueSVMMemcpy, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6520,22 +6793,22 @@ clgc__s_clEnqueueSVMMemcpyARM(cl_command_queue command_queue, cl_bool blocking_c
 {
     struct clgc__a_clEnqueueSVMMemcpyARM a = {command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMMemcpyARM, &a);
+    clgc_call_safe(clgc__t_clEnqueueSVMMemcpyARM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemcpyARM(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMMemcpyARM(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMMemcpyARM(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6575,22 +6848,25 @@ clgc__s_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_p
 {
     struct clgc__a_clEnqueueSVMMigrateMem a = {command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMMigrateMem, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMMigrateMem, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6627,22 +6903,25 @@ clgc__s_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint
 {
     struct clgc__a_clEnqueueSVMUnmap a = {command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMUnmap, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMUnmap, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6683,22 +6962,25 @@ clgc__s_clEnqueueSVMUnmapARM(cl_command_queue command_queue, void *svm_ptr, cl_u
 {
     struct clgc__a_clEnqueueSVMUnmapARM a = {command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSVMUnmapARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMUnmapARM(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMUnmapARM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSVMUnmapARM(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSVMUnmapARM(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSVMUnmapARM(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6741,22 +7023,25 @@ clgc__s_clEnqueueSignalSemaphoresKHR(cl_command_queue command_queue, cl_uint num
 {
     struct clgc__a_clEnqueueSignalSemaphoresKHR a = {command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueSignalSemaphoresKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSignalSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSignalSemaphoresKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueSignalSemaphoresKHR(cl_command_queue command_queue, cl_uint num_sema_objects, const cl_semaphore_khr *sema_objects, const cl_semaphore_payload_khr *sema_payload_list, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueSignalSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueSignalSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6793,22 +7078,25 @@ clgc__s_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint 
 {
     struct clgc__a_clEnqueueTask a = {command_queue, kernel, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueTask, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueTask, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6846,22 +7134,25 @@ clgc__s_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, v
 {
     struct clgc__a_clEnqueueUnmapMemObject a = {command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueUnmapMemObject, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueUnmapMemObject, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6896,22 +7187,25 @@ clgc__s_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_event
 {
     struct clgc__a_clEnqueueWaitForEvents a = {command_queue, num_events, event_list, 0};
 
-    clgc__safe(clgc__t_clEnqueueWaitForEvents, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueWaitForEvents(command_queue, num_events, event_list);
+    clgc_call_safe(clgc__t_clEnqueueWaitForEvents, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueWaitForEvents(command_queue, num_events, event_list);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueWaitForEvents(command_queue, num_events, event_list);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -6954,22 +7248,22 @@ clgc__s_clEnqueueWaitSemaphoresKHR(cl_command_queue command_queue, cl_uint num_s
 {
     struct clgc__a_clEnqueueWaitSemaphoresKHR a = {command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueWaitSemaphoresKHR, &a);
+    clgc_call_safe(clgc__t_clEnqueueWaitSemaphoresKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueWaitSemaphoresKHR(cl_command_queue command_queue, cl_uint num_sema_objects, const cl_semaphore_khr *sema_objects, const cl_semaphore_payload_khr *sema_payload_list, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueWaitSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueWaitSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7010,22 +7304,22 @@ clgc__s_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_b
 {
     struct clgc__a_clEnqueueWriteBuffer a = {command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueWriteBuffer, &a);
+    clgc_call_safe(clgc__t_clEnqueueWriteBuffer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7071,22 +7365,22 @@ clgc__s_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, 
 {
     struct clgc__a_clEnqueueWriteBufferRect a = {command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueWriteBufferRect, &a);
+    clgc_call_safe(clgc__t_clEnqueueWriteBufferRect, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7131,22 +7425,22 @@ clgc__s_clEnqueueWriteHostPipeINTEL(cl_command_queue command_queue, cl_program p
 {
     struct clgc__a_clEnqueueWriteHostPipeINTEL a = {command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueWriteHostPipeINTEL, &a);
+    clgc_call_safe(clgc__t_clEnqueueWriteHostPipeINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueWriteHostPipeINTEL(cl_command_queue command_queue, cl_program program, const char *pipe_symbol, cl_bool blocking_write, const void *ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueWriteHostPipeINTEL(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueWriteHostPipeINTEL(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7189,22 +7483,22 @@ clgc__s_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_boo
 {
     struct clgc__a_clEnqueueWriteImage a = {command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
 
-    clgc__safe(clgc__t_clEnqueueWriteImage, &a);
+    clgc_call_safe(clgc__t_clEnqueueWriteImage, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7241,22 +7535,22 @@ clgc__s_clFinalizeCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
     struct clgc__a_clFinalizeCommandBufferKHR a = {command_buffer, 0};
 
-    clgc__safe(clgc__t_clFinalizeCommandBufferKHR, &a);
+    clgc_call_safe(clgc__t_clFinalizeCommandBufferKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clFinalizeCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clFinalizeCommandBufferKHR(command_buffer);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clFinalizeCommandBufferKHR(command_buffer);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7289,22 +7583,22 @@ clgc__s_clFinish(cl_command_queue command_queue)
 {
     struct clgc__a_clFinish a = {command_queue, 0};
 
-    clgc__safe(clgc__t_clFinish, &a);
+    clgc_call_safe(clgc__t_clFinish, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clFinish(cl_command_queue command_queue)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clFinish(command_queue);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clFinish(command_queue);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7337,22 +7631,22 @@ clgc__s_clFlush(cl_command_queue command_queue)
 {
     struct clgc__a_clFlush a = {command_queue, 0};
 
-    clgc__safe(clgc__t_clFlush, &a);
+    clgc_call_safe(clgc__t_clFlush, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clFlush(cl_command_queue command_queue)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clFlush(command_queue);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clFlush(command_queue);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7393,22 +7687,25 @@ clgc__s_clGetAcceleratorInfoINTEL(cl_accelerator_intel accelerator, cl_accelerat
 {
     struct clgc__a_clGetAcceleratorInfoINTEL a = {accelerator, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetAcceleratorInfoINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetAcceleratorInfoINTEL(accelerator, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetAcceleratorInfoINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetAcceleratorInfoINTEL(cl_accelerator_intel accelerator, cl_accelerator_info_intel param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetAcceleratorInfoINTEL(accelerator, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetAcceleratorInfoINTEL(accelerator, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7449,22 +7746,25 @@ clgc__s_clGetCommandBufferInfoKHR(cl_command_buffer_khr command_buffer, cl_comma
 {
     struct clgc__a_clGetCommandBufferInfoKHR a = {command_buffer, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetCommandBufferInfoKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetCommandBufferInfoKHR(command_buffer, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetCommandBufferInfoKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetCommandBufferInfoKHR(cl_command_buffer_khr command_buffer, cl_command_buffer_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetCommandBufferInfoKHR(command_buffer, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetCommandBufferInfoKHR(command_buffer, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7501,22 +7801,25 @@ clgc__s_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_i
 {
     struct clgc__a_clGetCommandQueueInfo a = {command_queue, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetCommandQueueInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetCommandQueueInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7553,22 +7856,25 @@ clgc__s_clGetContextInfo(cl_context context, cl_context_info param_name, size_t 
 {
     struct clgc__a_clGetContextInfo a = {context, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetContextInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetContextInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7603,22 +7909,25 @@ clgc__s_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
 {
     struct clgc__a_clGetDeviceAndHostTimer a = {device, device_timestamp, host_timestamp, 0};
 
-    clgc__safe(clgc__t_clGetDeviceAndHostTimer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+    clgc_call_safe(clgc__t_clGetDeviceAndHostTimer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7655,22 +7964,22 @@ clgc__s_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_u
 {
     struct clgc__a_clGetDeviceIDs a = {platform, device_type, num_entries, devices, num_devices, 0};
 
-    clgc__safe(clgc__t_clGetDeviceIDs, &a);
+    clgc_call_safe(clgc__t_clGetDeviceIDs, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7713,22 +8022,25 @@ clgc__s_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_sour
 {
     struct clgc__a_clGetDeviceIDsFromD3D10KHR a = {platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices, 0};
 
-    clgc__safe(clgc__t_clGetDeviceIDsFromD3D10KHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromD3D10KHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_source_khr d3d_device_source, void *d3d_object, cl_d3d10_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7771,22 +8083,25 @@ clgc__s_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_sour
 {
     struct clgc__a_clGetDeviceIDsFromD3D11KHR a = {platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices, 0};
 
-    clgc__safe(clgc__t_clGetDeviceIDsFromD3D11KHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromD3D11KHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_source_khr d3d_device_source, void *d3d_object, cl_d3d11_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7829,22 +8144,25 @@ clgc__s_clGetDeviceIDsFromDX9INTEL(cl_platform_id platform, cl_dx9_device_source
 {
     struct clgc__a_clGetDeviceIDsFromDX9INTEL a = {platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices, 0};
 
-    clgc__safe(clgc__t_clGetDeviceIDsFromDX9INTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromDX9INTEL(platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromDX9INTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromDX9INTEL(cl_platform_id platform, cl_dx9_device_source_intel dx9_device_source, void *dx9_object, cl_dx9_device_set_intel dx9_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceIDsFromDX9INTEL(platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceIDsFromDX9INTEL(platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7888,22 +8206,25 @@ clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint nu
 {
     struct clgc__a_clGetDeviceIDsFromDX9MediaAdapterKHR a = {platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices, 0};
 
-    clgc__safe(clgc__t_clGetDeviceIDsFromDX9MediaAdapterKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromDX9MediaAdapterKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint num_media_adapters, cl_dx9_media_adapter_type_khr *media_adapter_type, void *media_adapters, cl_dx9_media_adapter_set_khr media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -7946,22 +8267,25 @@ clgc__s_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(cl_platform_id platform, cl_va
 {
     struct clgc__a_clGetDeviceIDsFromVA_APIMediaAdapterINTEL a = {platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices, 0};
 
-    clgc__safe(clgc__t_clGetDeviceIDsFromVA_APIMediaAdapterINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromVA_APIMediaAdapterINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(cl_platform_id platform, cl_va_api_device_source_intel media_adapter_type, void *media_adapter, cl_va_api_device_set_intel media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8005,22 +8329,25 @@ clgc__s_clGetDeviceImageInfoQCOM(cl_device_id device, size_t image_width, size_t
 {
     struct clgc__a_clGetDeviceImageInfoQCOM a = {device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetDeviceImageInfoQCOM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceImageInfoQCOM(device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetDeviceImageInfoQCOM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceImageInfoQCOM(cl_device_id device, size_t image_width, size_t image_height, const cl_image_format *image_format, cl_image_pitch_info_qcom param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceImageInfoQCOM(device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceImageInfoQCOM(device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8057,22 +8384,25 @@ clgc__s_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t p
 {
     struct clgc__a_clGetDeviceInfo a = {device, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetDeviceInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetDeviceInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8109,22 +8439,25 @@ clgc__s_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_va
 {
     struct clgc__a_clGetEventInfo a = {event, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetEventInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetEventInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8161,22 +8494,25 @@ clgc__s_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, si
 {
     struct clgc__a_clGetEventProfilingInfo a = {event, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetEventProfilingInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetEventProfilingInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8217,22 +8553,25 @@ clgc__s_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_con
 {
     struct clgc__a_clGetGLContextInfoKHR a = {properties, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetGLContextInfoKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetGLContextInfoKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8271,22 +8610,25 @@ clgc__s_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_G
 {
     struct clgc__a_clGetGLObjectInfo a = {memobj, gl_object_type, gl_object_name, 0};
 
-    clgc__safe(clgc__t_clGetGLObjectInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
+    clgc_call_safe(clgc__t_clGetGLObjectInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_GLuint *gl_object_name)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8327,22 +8669,25 @@ clgc__s_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t 
 {
     struct clgc__a_clGetGLTextureInfo a = {memobj, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetGLTextureInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetGLTextureInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8376,22 +8721,25 @@ clgc__s_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
     struct clgc__a_clGetHostTimer a = {device, host_timestamp, 0};
 
-    clgc__safe(clgc__t_clGetHostTimer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetHostTimer(device, host_timestamp);
+    clgc_call_safe(clgc__t_clGetHostTimer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetHostTimer(device, host_timestamp);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetHostTimer(device, host_timestamp);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8428,22 +8776,25 @@ clgc__s_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_valu
 {
     struct clgc__a_clGetImageInfo a = {image, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetImageInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetImageInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8488,22 +8839,25 @@ clgc__s_clGetImageRequirementsInfoEXT(cl_context context, const cl_mem_propertie
 {
     struct clgc__a_clGetImageRequirementsInfoEXT a = {context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetImageRequirementsInfoEXT, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetImageRequirementsInfoEXT(context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetImageRequirementsInfoEXT, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetImageRequirementsInfoEXT(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, cl_image_requirements_info_ext param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetImageRequirementsInfoEXT(context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetImageRequirementsInfoEXT(context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8541,22 +8895,25 @@ clgc__s_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_in
 {
     struct clgc__a_clGetKernelArgInfo a = {kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetKernelArgInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelArgInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8593,22 +8950,25 @@ clgc__s_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t para
 {
     struct clgc__a_clGetKernelInfo a = {kernel, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetKernelInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8648,22 +9008,25 @@ clgc__s_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel
 {
     struct clgc__a_clGetKernelSubGroupInfo a = {kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetKernelSubGroupInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelSubGroupInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8707,22 +9070,25 @@ clgc__s_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, 
 {
     struct clgc__a_clGetKernelSubGroupInfoKHR a = {in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetKernelSubGroupInfoKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelSubGroupInfoKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8764,22 +9130,25 @@ clgc__s_clGetKernelSuggestedLocalWorkSizeKHR(cl_command_queue command_queue, cl_
 {
     struct clgc__a_clGetKernelSuggestedLocalWorkSizeKHR a = {command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size, 0};
 
-    clgc__safe(clgc__t_clGetKernelSuggestedLocalWorkSizeKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelSuggestedLocalWorkSizeKHR(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
+    clgc_call_safe(clgc__t_clGetKernelSuggestedLocalWorkSizeKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetKernelSuggestedLocalWorkSizeKHR(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, size_t *suggested_local_work_size)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetKernelSuggestedLocalWorkSizeKHR(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetKernelSuggestedLocalWorkSizeKHR(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8817,22 +9186,25 @@ clgc__s_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kerne
 {
     struct clgc__a_clGetKernelWorkGroupInfo a = {kernel, device, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetKernelWorkGroupInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelWorkGroupInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8872,22 +9244,25 @@ clgc__s_clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void *
 {
     struct clgc__a_clGetLayerInfo a = {param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetLayerInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetLayerInfo(param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetLayerInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetLayerInfo(param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetLayerInfo(param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8929,22 +9304,25 @@ clgc__s_clGetMemAllocInfoINTEL(cl_context context, const void *ptr, cl_mem_info_
 {
     struct clgc__a_clGetMemAllocInfoINTEL a = {context, ptr, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetMemAllocInfoINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetMemAllocInfoINTEL(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetMemAllocInfoINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetMemAllocInfoINTEL(cl_context context, const void *ptr, cl_mem_info_intel param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetMemAllocInfoINTEL(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetMemAllocInfoINTEL(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -8981,22 +9359,25 @@ clgc__s_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_v
 {
     struct clgc__a_clGetMemObjectInfo a = {memobj, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetMemObjectInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetMemObjectInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9037,22 +9418,25 @@ clgc__s_clGetMutableCommandInfoKHR(cl_mutable_command_khr command, cl_mutable_co
 {
     struct clgc__a_clGetMutableCommandInfoKHR a = {command, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetMutableCommandInfoKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetMutableCommandInfoKHR(command, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetMutableCommandInfoKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetMutableCommandInfoKHR(cl_mutable_command_khr command, cl_mutable_command_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetMutableCommandInfoKHR(command, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetMutableCommandInfoKHR(command, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9089,22 +9473,25 @@ clgc__s_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_s
 {
     struct clgc__a_clGetPipeInfo a = {pipe, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetPipeInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetPipeInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9136,22 +9523,22 @@ clgc__s_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint
 {
     struct clgc__a_clGetPlatformIDs a = {num_entries, platforms, num_platforms, 0};
 
-    clgc__safe(clgc__t_clGetPlatformIDs, &a);
+    clgc_call_safe(clgc__t_clGetPlatformIDs, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetPlatformIDs(num_entries, platforms, num_platforms);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetPlatformIDs(num_entries, platforms, num_platforms);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9188,22 +9575,25 @@ clgc__s_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, 
 {
     struct clgc__a_clGetPlatformInfo a = {platform, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetPlatformInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetPlatformInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9241,22 +9631,25 @@ clgc__s_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_progra
 {
     struct clgc__a_clGetProgramBuildInfo a = {program, device, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetProgramBuildInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetProgramBuildInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9293,22 +9686,22 @@ clgc__s_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t 
 {
     struct clgc__a_clGetProgramInfo a = {program, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetProgramInfo, &a);
+    clgc_call_safe(clgc__t_clGetProgramInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9345,22 +9738,25 @@ clgc__s_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t 
 {
     struct clgc__a_clGetSamplerInfo a = {sampler, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetSamplerInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetSamplerInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9402,22 +9798,25 @@ clgc__s_clGetSemaphoreHandleForTypeKHR(cl_semaphore_khr sema_object, cl_device_i
 {
     struct clgc__a_clGetSemaphoreHandleForTypeKHR a = {sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetSemaphoreHandleForTypeKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSemaphoreHandleForTypeKHR(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret);
+    clgc_call_safe(clgc__t_clGetSemaphoreHandleForTypeKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSemaphoreHandleForTypeKHR(cl_semaphore_khr sema_object, cl_device_id device, cl_external_semaphore_handle_type_khr handle_type, size_t handle_size, void *handle_ptr, size_t *handle_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSemaphoreHandleForTypeKHR(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSemaphoreHandleForTypeKHR(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9458,22 +9857,25 @@ clgc__s_clGetSemaphoreInfoKHR(cl_semaphore_khr sema_object, cl_semaphore_info_kh
 {
     struct clgc__a_clGetSemaphoreInfoKHR a = {sema_object, param_name, param_value_size, param_value, param_value_size_ret, 0};
 
-    clgc__safe(clgc__t_clGetSemaphoreInfoKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSemaphoreInfoKHR(sema_object, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetSemaphoreInfoKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSemaphoreInfoKHR(cl_semaphore_khr sema_object, cl_semaphore_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSemaphoreInfoKHR(sema_object, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSemaphoreInfoKHR(sema_object, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9515,22 +9917,25 @@ clgc__s_clGetSupportedD3D10TextureFormatsINTEL(cl_context context, cl_mem_flags 
 {
     struct clgc__a_clGetSupportedD3D10TextureFormatsINTEL a = {context, flags, image_type, num_entries, d3d10_formats, num_texture_formats, 0};
 
-    clgc__safe(clgc__t_clGetSupportedD3D10TextureFormatsINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSupportedD3D10TextureFormatsINTEL(context, flags, image_type, num_entries, d3d10_formats, num_texture_formats);
+    clgc_call_safe(clgc__t_clGetSupportedD3D10TextureFormatsINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSupportedD3D10TextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, DXGI_FORMAT *d3d10_formats, cl_uint *num_texture_formats)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSupportedD3D10TextureFormatsINTEL(context, flags, image_type, num_entries, d3d10_formats, num_texture_formats);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSupportedD3D10TextureFormatsINTEL(context, flags, image_type, num_entries, d3d10_formats, num_texture_formats);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9573,22 +9978,25 @@ clgc__s_clGetSupportedD3D11TextureFormatsINTEL(cl_context context, cl_mem_flags 
 {
     struct clgc__a_clGetSupportedD3D11TextureFormatsINTEL a = {context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats, 0};
 
-    clgc__safe(clgc__t_clGetSupportedD3D11TextureFormatsINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSupportedD3D11TextureFormatsINTEL(context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats);
+    clgc_call_safe(clgc__t_clGetSupportedD3D11TextureFormatsINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSupportedD3D11TextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, DXGI_FORMAT *d3d11_formats, cl_uint *num_texture_formats)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSupportedD3D11TextureFormatsINTEL(context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSupportedD3D11TextureFormatsINTEL(context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9631,22 +10039,25 @@ clgc__s_clGetSupportedDX9MediaSurfaceFormatsINTEL(cl_context context, cl_mem_fla
 {
     struct clgc__a_clGetSupportedDX9MediaSurfaceFormatsINTEL a = {context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats, 0};
 
-    clgc__safe(clgc__t_clGetSupportedDX9MediaSurfaceFormatsINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSupportedDX9MediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats);
+    clgc_call_safe(clgc__t_clGetSupportedDX9MediaSurfaceFormatsINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSupportedDX9MediaSurfaceFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, D3DFORMAT *dx9_formats, cl_uint *num_surface_formats)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSupportedDX9MediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSupportedDX9MediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9688,22 +10099,25 @@ clgc__s_clGetSupportedGLTextureFormatsINTEL(cl_context context, cl_mem_flags fla
 {
     struct clgc__a_clGetSupportedGLTextureFormatsINTEL a = {context, flags, image_type, num_entries, gl_formats, num_texture_formats, 0};
 
-    clgc__safe(clgc__t_clGetSupportedGLTextureFormatsINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSupportedGLTextureFormatsINTEL(context, flags, image_type, num_entries, gl_formats, num_texture_formats);
+    clgc_call_safe(clgc__t_clGetSupportedGLTextureFormatsINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSupportedGLTextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_GLenum *gl_formats, cl_uint *num_texture_formats)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSupportedGLTextureFormatsINTEL(context, flags, image_type, num_entries, gl_formats, num_texture_formats);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSupportedGLTextureFormatsINTEL(context, flags, image_type, num_entries, gl_formats, num_texture_formats);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9741,22 +10155,25 @@ clgc__s_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_me
 {
     struct clgc__a_clGetSupportedImageFormats a = {context, flags, image_type, num_entries, image_formats, num_image_formats, 0};
 
-    clgc__safe(clgc__t_clGetSupportedImageFormats, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+    clgc_call_safe(clgc__t_clGetSupportedImageFormats, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9799,22 +10216,25 @@ clgc__s_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(cl_context context, cl_mem_
 {
     struct clgc__a_clGetSupportedVA_APIMediaSurfaceFormatsINTEL a = {context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats, 0};
 
-    clgc__safe(clgc__t_clGetSupportedVA_APIMediaSurfaceFormatsINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats);
+    clgc_call_safe(clgc__t_clGetSupportedVA_APIMediaSurfaceFormatsINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, VAImageFormat *va_api_formats, cl_uint *num_surface_formats)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9857,22 +10277,25 @@ clgc__s_clHostMemAllocINTEL(cl_context context, const cl_mem_properties_intel *p
 {
     struct clgc__a_clHostMemAllocINTEL a = {context, properties, size, alignment, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clHostMemAllocINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clHostMemAllocINTEL(context, properties, size, alignment, errcode_ret);
+    clgc_call_safe(clgc__t_clHostMemAllocINTEL, &a);
     return a.ret;
 }
 
 void *CL_API_CALL
 clgc_clHostMemAllocINTEL(cl_context context, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clHostMemAllocINTEL(context, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clHostMemAllocINTEL(context, properties, size, alignment, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9911,22 +10334,22 @@ clgc__s_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms, c
 {
     struct clgc__a_clIcdGetPlatformIDsKHR a = {num_entries, platforms, num_platforms, 0};
 
-    clgc__safe(clgc__t_clIcdGetPlatformIDsKHR, &a);
+    clgc_call_safe(clgc__t_clIcdGetPlatformIDsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -9970,22 +10393,25 @@ clgc__s_clImportMemoryARM(cl_context context, cl_mem_flags flags, const cl_impor
 {
     struct clgc__a_clImportMemoryARM a = {context, flags, properties, memory, size, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clImportMemoryARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clImportMemoryARM(context, flags, properties, memory, size, errcode_ret);
+    clgc_call_safe(clgc__t_clImportMemoryARM, &a);
     return a.ret;
 }
 
 cl_mem CL_API_CALL
 clgc_clImportMemoryARM(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties, void *memory, size_t size, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clImportMemoryARM(context, flags, properties, memory, size, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clImportMemoryARM(context, flags, properties, memory, size, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10025,22 +10451,25 @@ clgc__s_clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
 {
     struct clgc__a_clInitLayer a = {num_entries, target_dispatch, num_entries_ret, layer_dispatch, 0};
 
-    clgc__safe(clgc__t_clInitLayer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clInitLayer(num_entries, target_dispatch, num_entries_ret, layer_dispatch);
+    clgc_call_safe(clgc__t_clInitLayer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch, cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clInitLayer(num_entries, target_dispatch, num_entries_ret, layer_dispatch);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clInitLayer(num_entries, target_dispatch, num_entries_ret, layer_dispatch);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10083,22 +10512,22 @@ clgc__s_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_i
 {
     struct clgc__a_clLinkProgram a = {context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clLinkProgram, &a);
+    clgc_call_safe(clgc__t_clLinkProgram, &a);
     return a.ret;
 }
 
 cl_program CL_API_CALL
 clgc_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10138,23 +10567,27 @@ clgc__s_clLogMessagesToStderrAPPLE(const char *errstr, const void *private_info,
 {
     struct clgc__a_clLogMessagesToStderrAPPLE a = {errstr, private_info, cb, user_data};
 
-    clgc__safe(clgc__t_clLogMessagesToStderrAPPLE, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed)) {
+        clgc__c_clLogMessagesToStderrAPPLE(errstr, private_info, cb, user_data);
+        return;
+    }
+    clgc_call_safe(clgc__t_clLogMessagesToStderrAPPLE, &a);
 }
 
 void CL_API_CALL
 clgc_clLogMessagesToStderrAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
-    {
+    if (CLGC_UNLIKELY(t->state == NULL)) {
         clgc__s_clLogMessagesToStderrAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     clgc__c_clLogMessagesToStderrAPPLE(errstr, private_info, cb, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
 }
 
 /* clLogMessagesToStdoutAPPLE */
@@ -10193,23 +10626,27 @@ clgc__s_clLogMessagesToStdoutAPPLE(const char *errstr, const void *private_info,
 {
     struct clgc__a_clLogMessagesToStdoutAPPLE a = {errstr, private_info, cb, user_data};
 
-    clgc__safe(clgc__t_clLogMessagesToStdoutAPPLE, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed)) {
+        clgc__c_clLogMessagesToStdoutAPPLE(errstr, private_info, cb, user_data);
+        return;
+    }
+    clgc_call_safe(clgc__t_clLogMessagesToStdoutAPPLE, &a);
 }
 
 void CL_API_CALL
 clgc_clLogMessagesToStdoutAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
-    {
+    if (CLGC_UNLIKELY(t->state == NULL)) {
         clgc__s_clLogMessagesToStdoutAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     clgc__c_clLogMessagesToStdoutAPPLE(errstr, private_info, cb, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
 }
 
 /* clLogMessagesToSystemLogAPPLE */
@@ -10248,23 +10685,27 @@ clgc__s_clLogMessagesToSystemLogAPPLE(const char *errstr, const void *private_in
 {
     struct clgc__a_clLogMessagesToSystemLogAPPLE a = {errstr, private_info, cb, user_data};
 
-    clgc__safe(clgc__t_clLogMessagesToSystemLogAPPLE, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed)) {
+        clgc__c_clLogMessagesToSystemLogAPPLE(errstr, private_info, cb, user_data);
+        return;
+    }
+    clgc_call_safe(clgc__t_clLogMessagesToSystemLogAPPLE, &a);
 }
 
 void CL_API_CALL
 clgc_clLogMessagesToSystemLogAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
-    {
+    if (CLGC_UNLIKELY(t->state == NULL)) {
         clgc__s_clLogMessagesToSystemLogAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     clgc__c_clLogMessagesToSystemLogAPPLE(errstr, private_info, cb, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
 }
 
 /* clMemBlockingFreeINTEL */
@@ -10301,22 +10742,25 @@ clgc__s_clMemBlockingFreeINTEL(cl_context context, void *ptr)
 {
     struct clgc__a_clMemBlockingFreeINTEL a = {context, ptr, 0};
 
-    clgc__safe(clgc__t_clMemBlockingFreeINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clMemBlockingFreeINTEL(context, ptr);
+    clgc_call_safe(clgc__t_clMemBlockingFreeINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clMemBlockingFreeINTEL(cl_context context, void *ptr)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clMemBlockingFreeINTEL(context, ptr);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clMemBlockingFreeINTEL(context, ptr);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10354,22 +10798,25 @@ clgc__s_clMemFreeINTEL(cl_context context, void *ptr)
 {
     struct clgc__a_clMemFreeINTEL a = {context, ptr, 0};
 
-    clgc__safe(clgc__t_clMemFreeINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clMemFreeINTEL(context, ptr);
+    clgc_call_safe(clgc__t_clMemFreeINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clMemFreeINTEL(cl_context context, void *ptr)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clMemFreeINTEL(context, ptr);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clMemFreeINTEL(context, ptr);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10406,22 +10853,25 @@ clgc__s_clReleaseAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
     struct clgc__a_clReleaseAcceleratorINTEL a = {accelerator, 0};
 
-    clgc__safe(clgc__t_clReleaseAcceleratorINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseAcceleratorINTEL(accelerator);
+    clgc_call_safe(clgc__t_clReleaseAcceleratorINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseAcceleratorINTEL(accelerator);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseAcceleratorINTEL(accelerator);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10458,22 +10908,25 @@ clgc__s_clReleaseCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
     struct clgc__a_clReleaseCommandBufferKHR a = {command_buffer, 0};
 
-    clgc__safe(clgc__t_clReleaseCommandBufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseCommandBufferKHR(command_buffer);
+    clgc_call_safe(clgc__t_clReleaseCommandBufferKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseCommandBufferKHR(command_buffer);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseCommandBufferKHR(command_buffer);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10506,22 +10959,22 @@ clgc__s_clReleaseCommandQueue(cl_command_queue command_queue)
 {
     struct clgc__a_clReleaseCommandQueue a = {command_queue, 0};
 
-    clgc__safe(clgc__t_clReleaseCommandQueue, &a);
+    clgc_call_safe(clgc__t_clReleaseCommandQueue, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseCommandQueue(cl_command_queue command_queue)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseCommandQueue(command_queue);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseCommandQueue(command_queue);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10554,22 +11007,22 @@ clgc__s_clReleaseContext(cl_context context)
 {
     struct clgc__a_clReleaseContext a = {context, 0};
 
-    clgc__safe(clgc__t_clReleaseContext, &a);
+    clgc_call_safe(clgc__t_clReleaseContext, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseContext(cl_context context)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseContext(context);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseContext(context);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10602,22 +11055,25 @@ clgc__s_clReleaseDevice(cl_device_id device)
 {
     struct clgc__a_clReleaseDevice a = {device, 0};
 
-    clgc__safe(clgc__t_clReleaseDevice, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseDevice(device);
+    clgc_call_safe(clgc__t_clReleaseDevice, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseDevice(cl_device_id device)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseDevice(device);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseDevice(device);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10654,22 +11110,25 @@ clgc__s_clReleaseDeviceEXT(cl_device_id device)
 {
     struct clgc__a_clReleaseDeviceEXT a = {device, 0};
 
-    clgc__safe(clgc__t_clReleaseDeviceEXT, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseDeviceEXT(device);
+    clgc_call_safe(clgc__t_clReleaseDeviceEXT, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseDeviceEXT(cl_device_id device)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseDeviceEXT(device);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseDeviceEXT(device);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10702,22 +11161,22 @@ clgc__s_clReleaseEvent(cl_event event)
 {
     struct clgc__a_clReleaseEvent a = {event, 0};
 
-    clgc__safe(clgc__t_clReleaseEvent, &a);
+    clgc_call_safe(clgc__t_clReleaseEvent, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseEvent(cl_event event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseEvent(event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseEvent(event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10750,22 +11209,22 @@ clgc__s_clReleaseKernel(cl_kernel kernel)
 {
     struct clgc__a_clReleaseKernel a = {kernel, 0};
 
-    clgc__safe(clgc__t_clReleaseKernel, &a);
+    clgc_call_safe(clgc__t_clReleaseKernel, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseKernel(cl_kernel kernel)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseKernel(kernel);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseKernel(kernel);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10798,22 +11257,22 @@ clgc__s_clReleaseMemObject(cl_mem memobj)
 {
     struct clgc__a_clReleaseMemObject a = {memobj, 0};
 
-    clgc__safe(clgc__t_clReleaseMemObject, &a);
+    clgc_call_safe(clgc__t_clReleaseMemObject, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseMemObject(cl_mem memobj)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseMemObject(memobj);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseMemObject(memobj);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10846,22 +11305,22 @@ clgc__s_clReleaseProgram(cl_program program)
 {
     struct clgc__a_clReleaseProgram a = {program, 0};
 
-    clgc__safe(clgc__t_clReleaseProgram, &a);
+    clgc_call_safe(clgc__t_clReleaseProgram, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseProgram(cl_program program)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseProgram(program);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseProgram(program);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10894,22 +11353,25 @@ clgc__s_clReleaseSampler(cl_sampler sampler)
 {
     struct clgc__a_clReleaseSampler a = {sampler, 0};
 
-    clgc__safe(clgc__t_clReleaseSampler, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseSampler(sampler);
+    clgc_call_safe(clgc__t_clReleaseSampler, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseSampler(cl_sampler sampler)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseSampler(sampler);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseSampler(sampler);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10946,22 +11408,25 @@ clgc__s_clReleaseSemaphoreKHR(cl_semaphore_khr sema_object)
 {
     struct clgc__a_clReleaseSemaphoreKHR a = {sema_object, 0};
 
-    clgc__safe(clgc__t_clReleaseSemaphoreKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseSemaphoreKHR(sema_object);
+    clgc_call_safe(clgc__t_clReleaseSemaphoreKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clReleaseSemaphoreKHR(cl_semaphore_khr sema_object)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clReleaseSemaphoreKHR(sema_object);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clReleaseSemaphoreKHR(sema_object);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -10998,22 +11463,25 @@ clgc__s_clRetainAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
     struct clgc__a_clRetainAcceleratorINTEL a = {accelerator, 0};
 
-    clgc__safe(clgc__t_clRetainAcceleratorINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainAcceleratorINTEL(accelerator);
+    clgc_call_safe(clgc__t_clRetainAcceleratorINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainAcceleratorINTEL(accelerator);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainAcceleratorINTEL(accelerator);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11050,22 +11518,25 @@ clgc__s_clRetainCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
     struct clgc__a_clRetainCommandBufferKHR a = {command_buffer, 0};
 
-    clgc__safe(clgc__t_clRetainCommandBufferKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainCommandBufferKHR(command_buffer);
+    clgc_call_safe(clgc__t_clRetainCommandBufferKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainCommandBufferKHR(command_buffer);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainCommandBufferKHR(command_buffer);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11098,22 +11569,25 @@ clgc__s_clRetainCommandQueue(cl_command_queue command_queue)
 {
     struct clgc__a_clRetainCommandQueue a = {command_queue, 0};
 
-    clgc__safe(clgc__t_clRetainCommandQueue, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainCommandQueue(command_queue);
+    clgc_call_safe(clgc__t_clRetainCommandQueue, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainCommandQueue(cl_command_queue command_queue)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainCommandQueue(command_queue);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainCommandQueue(command_queue);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11146,22 +11620,25 @@ clgc__s_clRetainContext(cl_context context)
 {
     struct clgc__a_clRetainContext a = {context, 0};
 
-    clgc__safe(clgc__t_clRetainContext, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainContext(context);
+    clgc_call_safe(clgc__t_clRetainContext, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainContext(cl_context context)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainContext(context);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainContext(context);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11194,22 +11671,25 @@ clgc__s_clRetainDevice(cl_device_id device)
 {
     struct clgc__a_clRetainDevice a = {device, 0};
 
-    clgc__safe(clgc__t_clRetainDevice, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainDevice(device);
+    clgc_call_safe(clgc__t_clRetainDevice, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainDevice(cl_device_id device)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainDevice(device);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainDevice(device);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11246,22 +11726,25 @@ clgc__s_clRetainDeviceEXT(cl_device_id device)
 {
     struct clgc__a_clRetainDeviceEXT a = {device, 0};
 
-    clgc__safe(clgc__t_clRetainDeviceEXT, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainDeviceEXT(device);
+    clgc_call_safe(clgc__t_clRetainDeviceEXT, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainDeviceEXT(cl_device_id device)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainDeviceEXT(device);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainDeviceEXT(device);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11294,22 +11777,25 @@ clgc__s_clRetainEvent(cl_event event)
 {
     struct clgc__a_clRetainEvent a = {event, 0};
 
-    clgc__safe(clgc__t_clRetainEvent, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainEvent(event);
+    clgc_call_safe(clgc__t_clRetainEvent, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainEvent(cl_event event)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainEvent(event);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainEvent(event);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11342,22 +11828,25 @@ clgc__s_clRetainKernel(cl_kernel kernel)
 {
     struct clgc__a_clRetainKernel a = {kernel, 0};
 
-    clgc__safe(clgc__t_clRetainKernel, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainKernel(kernel);
+    clgc_call_safe(clgc__t_clRetainKernel, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainKernel(cl_kernel kernel)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainKernel(kernel);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainKernel(kernel);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11390,22 +11879,25 @@ clgc__s_clRetainMemObject(cl_mem memobj)
 {
     struct clgc__a_clRetainMemObject a = {memobj, 0};
 
-    clgc__safe(clgc__t_clRetainMemObject, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainMemObject(memobj);
+    clgc_call_safe(clgc__t_clRetainMemObject, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainMemObject(cl_mem memobj)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainMemObject(memobj);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainMemObject(memobj);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11438,22 +11930,25 @@ clgc__s_clRetainProgram(cl_program program)
 {
     struct clgc__a_clRetainProgram a = {program, 0};
 
-    clgc__safe(clgc__t_clRetainProgram, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainProgram(program);
+    clgc_call_safe(clgc__t_clRetainProgram, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainProgram(cl_program program)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainProgram(program);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainProgram(program);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11486,22 +11981,25 @@ clgc__s_clRetainSampler(cl_sampler sampler)
 {
     struct clgc__a_clRetainSampler a = {sampler, 0};
 
-    clgc__safe(clgc__t_clRetainSampler, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainSampler(sampler);
+    clgc_call_safe(clgc__t_clRetainSampler, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainSampler(cl_sampler sampler)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainSampler(sampler);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainSampler(sampler);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11538,22 +12036,25 @@ clgc__s_clRetainSemaphoreKHR(cl_semaphore_khr sema_object)
 {
     struct clgc__a_clRetainSemaphoreKHR a = {sema_object, 0};
 
-    clgc__safe(clgc__t_clRetainSemaphoreKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainSemaphoreKHR(sema_object);
+    clgc_call_safe(clgc__t_clRetainSemaphoreKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clRetainSemaphoreKHR(cl_semaphore_khr sema_object)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clRetainSemaphoreKHR(sema_object);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clRetainSemaphoreKHR(sema_object);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11589,22 +12090,25 @@ clgc__s_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_u
 {
     struct clgc__a_clSVMAlloc a = {context, flags, size, alignment, 0};
 
-    clgc__safe(clgc__t_clSVMAlloc, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSVMAlloc(context, flags, size, alignment);
+    clgc_call_safe(clgc__t_clSVMAlloc, &a);
     return a.ret;
 }
 
 void *CL_API_CALL
 clgc_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSVMAlloc(context, flags, size, alignment);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSVMAlloc(context, flags, size, alignment);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11644,22 +12148,25 @@ clgc__s_clSVMAllocARM(cl_context context, cl_svm_mem_flags_arm flags, size_t siz
 {
     struct clgc__a_clSVMAllocARM a = {context, flags, size, alignment, 0};
 
-    clgc__safe(clgc__t_clSVMAllocARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSVMAllocARM(context, flags, size, alignment);
+    clgc_call_safe(clgc__t_clSVMAllocARM, &a);
     return a.ret;
 }
 
 void *CL_API_CALL
 clgc_clSVMAllocARM(cl_context context, cl_svm_mem_flags_arm flags, size_t size, cl_uint alignment)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSVMAllocARM(context, flags, size, alignment);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSVMAllocARM(context, flags, size, alignment);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11692,23 +12199,27 @@ clgc__s_clSVMFree(cl_context context, void *svm_pointer)
 {
     struct clgc__a_clSVMFree a = {context, svm_pointer};
 
-    clgc__safe(clgc__t_clSVMFree, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed)) {
+        clgc__c_clSVMFree(context, svm_pointer);
+        return;
+    }
+    clgc_call_safe(clgc__t_clSVMFree, &a);
 }
 
 void CL_API_CALL
 clgc_clSVMFree(cl_context context, void *svm_pointer)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
-    {
+    if (CLGC_UNLIKELY(t->state == NULL)) {
         clgc__s_clSVMFree(context, svm_pointer);
         return;
     }
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     clgc__c_clSVMFree(context, svm_pointer);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
 }
 
 /* clSVMFreeARM */
@@ -11745,23 +12256,27 @@ clgc__s_clSVMFreeARM(cl_context context, void *svm_pointer)
 {
     struct clgc__a_clSVMFreeARM a = {context, svm_pointer};
 
-    clgc__safe(clgc__t_clSVMFreeARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed)) {
+        clgc__c_clSVMFreeARM(context, svm_pointer);
+        return;
+    }
+    clgc_call_safe(clgc__t_clSVMFreeARM, &a);
 }
 
 void CL_API_CALL
 clgc_clSVMFreeARM(cl_context context, void *svm_pointer)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
-    {
+    if (CLGC_UNLIKELY(t->state == NULL)) {
         clgc__s_clSVMFreeARM(context, svm_pointer);
         return;
     }
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     clgc__c_clSVMFreeARM(context, svm_pointer);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
 }
 
 /* clSetCommandQueueProperty */
@@ -11796,22 +12311,25 @@ clgc__s_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_que
 {
     struct clgc__a_clSetCommandQueueProperty a = {command_queue, properties, enable, old_properties, 0};
 
-    clgc__safe(clgc__t_clSetCommandQueueProperty, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+    clgc_call_safe(clgc__t_clSetCommandQueueProperty, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11849,22 +12367,25 @@ clgc__s_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 {
     struct clgc__a_clSetContentSizeBufferPoCL a = {buffer, content_size_buffer, 0};
 
-    clgc__safe(clgc__t_clSetContentSizeBufferPoCL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetContentSizeBufferPoCL(buffer, content_size_buffer);
+    clgc_call_safe(clgc__t_clSetContentSizeBufferPoCL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetContentSizeBufferPoCL(buffer, content_size_buffer);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetContentSizeBufferPoCL(buffer, content_size_buffer);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11899,22 +12420,25 @@ clgc__s_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
 {
     struct clgc__a_clSetContextDestructorCallback a = {context, pfn_notify, user_data, 0};
 
-    clgc__safe(clgc__t_clSetContextDestructorCallback, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetContextDestructorCallback(context, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetContextDestructorCallback, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetContextDestructorCallback(context, pfn_notify, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -11949,22 +12473,25 @@ clgc__s_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, 
 {
     struct clgc__a_clSetDefaultDeviceCommandQueue a = {context, device, command_queue, 0};
 
-    clgc__safe(clgc__t_clSetDefaultDeviceCommandQueue, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetDefaultDeviceCommandQueue(context, device, command_queue);
+    clgc_call_safe(clgc__t_clSetDefaultDeviceCommandQueue, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetDefaultDeviceCommandQueue(context, device, command_queue);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12000,22 +12527,25 @@ clgc__s_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, vo
 {
     struct clgc__a_clSetEventCallback a = {event, command_exec_callback_type, pfn_notify, user_data, 0};
 
-    clgc__safe(clgc__t_clSetEventCallback, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetEventCallback, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status, void *user_data), void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12051,22 +12581,25 @@ clgc__s_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, con
 {
     struct clgc__a_clSetKernelArg a = {kernel, arg_index, arg_size, arg_value, 0};
 
-    clgc__safe(clgc__t_clSetKernelArg, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    clgc_call_safe(clgc__t_clSetKernelArg, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12105,22 +12638,25 @@ clgc__s_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index, const
 {
     struct clgc__a_clSetKernelArgMemPointerINTEL a = {kernel, arg_index, arg_value, 0};
 
-    clgc__safe(clgc__t_clSetKernelArgMemPointerINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelArgMemPointerINTEL(kernel, arg_index, arg_value);
+    clgc_call_safe(clgc__t_clSetKernelArgMemPointerINTEL, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetKernelArgMemPointerINTEL(kernel, arg_index, arg_value);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetKernelArgMemPointerINTEL(kernel, arg_index, arg_value);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12155,22 +12691,25 @@ clgc__s_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void
 {
     struct clgc__a_clSetKernelArgSVMPointer a = {kernel, arg_index, arg_value, 0};
 
-    clgc__safe(clgc__t_clSetKernelArgSVMPointer, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    clgc_call_safe(clgc__t_clSetKernelArgSVMPointer, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12209,22 +12748,25 @@ clgc__s_clSetKernelArgSVMPointerARM(cl_kernel kernel, cl_uint arg_index, const v
 {
     struct clgc__a_clSetKernelArgSVMPointerARM a = {kernel, arg_index, arg_value, 0};
 
-    clgc__safe(clgc__t_clSetKernelArgSVMPointerARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelArgSVMPointerARM(kernel, arg_index, arg_value);
+    clgc_call_safe(clgc__t_clSetKernelArgSVMPointerARM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetKernelArgSVMPointerARM(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetKernelArgSVMPointerARM(kernel, arg_index, arg_value);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetKernelArgSVMPointerARM(kernel, arg_index, arg_value);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12260,22 +12802,25 @@ clgc__s_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, si
 {
     struct clgc__a_clSetKernelExecInfo a = {kernel, param_name, param_value_size, param_value, 0};
 
-    clgc__safe(clgc__t_clSetKernelExecInfo, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    clgc_call_safe(clgc__t_clSetKernelExecInfo, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12315,22 +12860,25 @@ clgc__s_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_n
 {
     struct clgc__a_clSetKernelExecInfoARM a = {kernel, param_name, param_value_size, param_value, 0};
 
-    clgc__safe(clgc__t_clSetKernelExecInfoARM, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelExecInfoARM(kernel, param_name, param_value_size, param_value);
+    clgc_call_safe(clgc__t_clSetKernelExecInfoARM, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_name, size_t param_value_size, const void *param_value)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetKernelExecInfoARM(kernel, param_name, param_value_size, param_value);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetKernelExecInfoARM(kernel, param_name, param_value_size, param_value);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12369,22 +12917,25 @@ clgc__s_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_noti
 {
     struct clgc__a_clSetMemObjectDestructorAPPLE a = {memobj, pfn_notify, user_data, 0};
 
-    clgc__safe(clgc__t_clSetMemObjectDestructorAPPLE, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetMemObjectDestructorAPPLE(memobj, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetMemObjectDestructorAPPLE, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetMemObjectDestructorAPPLE(memobj, pfn_notify, user_data);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetMemObjectDestructorAPPLE(memobj, pfn_notify, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12419,22 +12970,25 @@ clgc__s_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_n
 {
     struct clgc__a_clSetMemObjectDestructorCallback a = {memobj, pfn_notify, user_data, 0};
 
-    clgc__safe(clgc__t_clSetMemObjectDestructorCallback, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetMemObjectDestructorCallback, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12469,22 +13023,25 @@ clgc__s_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
 {
     struct clgc__a_clSetProgramReleaseCallback a = {program, pfn_notify, user_data, 0};
 
-    clgc__safe(clgc__t_clSetProgramReleaseCallback, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetProgramReleaseCallback, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetProgramReleaseCallback(program, pfn_notify, user_data);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12520,22 +13077,25 @@ clgc__s_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, 
 {
     struct clgc__a_clSetProgramSpecializationConstant a = {program, spec_id, spec_size, spec_value, 0};
 
-    clgc__safe(clgc__t_clSetProgramSpecializationConstant, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+    clgc_call_safe(clgc__t_clSetProgramSpecializationConstant, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12569,22 +13129,22 @@ clgc__s_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
     struct clgc__a_clSetUserEventStatus a = {event, execution_status, 0};
 
-    clgc__safe(clgc__t_clSetUserEventStatus, &a);
+    clgc_call_safe(clgc__t_clSetUserEventStatus, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSetUserEventStatus(event, execution_status);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSetUserEventStatus(event, execution_status);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12628,22 +13188,25 @@ clgc__s_clSharedMemAllocINTEL(cl_context context, cl_device_id device, const cl_
 {
     struct clgc__a_clSharedMemAllocINTEL a = {context, device, properties, size, alignment, errcode_ret, 0};
 
-    clgc__safe(clgc__t_clSharedMemAllocINTEL, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSharedMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
+    clgc_call_safe(clgc__t_clSharedMemAllocINTEL, &a);
     return a.ret;
 }
 
 void *CL_API_CALL
 clgc_clSharedMemAllocINTEL(cl_context context, cl_device_id device, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clSharedMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clSharedMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12680,22 +13243,22 @@ clgc__s_clTerminateContextKHR(cl_context context)
 {
     struct clgc__a_clTerminateContextKHR a = {context, 0};
 
-    clgc__safe(clgc__t_clTerminateContextKHR, &a);
+    clgc_call_safe(clgc__t_clTerminateContextKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clTerminateContextKHR(cl_context context)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clTerminateContextKHR(context);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clTerminateContextKHR(context);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12724,22 +13287,25 @@ clgc__s_clUnloadCompiler(void)
 {
     struct clgc__a_clUnloadCompiler a = {0};
 
-    clgc__safe(clgc__t_clUnloadCompiler, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clUnloadCompiler();
+    clgc_call_safe(clgc__t_clUnloadCompiler, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clUnloadCompiler(void)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clUnloadCompiler();
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clUnloadCompiler();
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12772,22 +13338,25 @@ clgc__s_clUnloadPlatformCompiler(cl_platform_id platform)
 {
     struct clgc__a_clUnloadPlatformCompiler a = {platform, 0};
 
-    clgc__safe(clgc__t_clUnloadPlatformCompiler, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clUnloadPlatformCompiler(platform);
+    clgc_call_safe(clgc__t_clUnloadPlatformCompiler, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clUnloadPlatformCompiler(cl_platform_id platform)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clUnloadPlatformCompiler(platform);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clUnloadPlatformCompiler(platform);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12825,22 +13394,25 @@ clgc__s_clUpdateMutableCommandsKHR(cl_command_buffer_khr command_buffer, const c
 {
     struct clgc__a_clUpdateMutableCommandsKHR a = {command_buffer, mutable_config, 0};
 
-    clgc__safe(clgc__t_clUpdateMutableCommandsKHR, &a);
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clUpdateMutableCommandsKHR(command_buffer, mutable_config);
+    clgc_call_safe(clgc__t_clUpdateMutableCommandsKHR, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clUpdateMutableCommandsKHR(cl_command_buffer_khr command_buffer, const cl_mutable_base_config_khr *mutable_config)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clUpdateMutableCommandsKHR(command_buffer, mutable_config);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clUpdateMutableCommandsKHR(command_buffer, mutable_config);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }
 
@@ -12874,21 +13446,21 @@ clgc__s_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
     struct clgc__a_clWaitForEvents a = {num_events, event_list, 0};
 
-    clgc__safe(clgc__t_clWaitForEvents, &a);
+    clgc_call_safe(clgc__t_clWaitForEvents, &a);
     return a.ret;
 }
 
 cl_int CL_API_CALL
 clgc_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
+    struct clgc__thread *t = &clgc__self;
     unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!atomic_load_explicit(&clgc__hookless,
-                                            memory_order_relaxed)))
+    if (CLGC_UNLIKELY(t->state == NULL))
         return clgc__s_clWaitForEvents(num_events, event_list);
-    outer = clgc__enter_hookless();
+    outer = clgc__enter_inline(t);
     ret = clgc__c_clWaitForEvents(num_events, event_list);
-    clgc__self.region = outer;
+    clgc__leave_inline(t, outer);
     return ret;
 }

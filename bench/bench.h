@@ -1,0 +1,15 @@
+#ifndef CLGC_BENCH_H
+#define CLGC_BENCH_H
+
+/* Shared by clgc-bench's subcommands. */
+
+/* CLOCK_MONOTONIC in ns. */
+double bench_now_ns(void);
+
+/* The median of v[0..n) (sorts v). */
+double bench_median(double *v, int n);
+
+/* clgc-bench gc ARGS... (bench/gc.c); argv[0] is "gc". */
+int bench_gc(int argc, char **argv);
+
+#endif /* CLGC_BENCH_H */

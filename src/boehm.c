@@ -1,0 +1,58 @@
+/* The Boehm GC adapter (include/clgc/boehm.h). bdwgc's own calls have the
+ * shape of clgc's region hooks, so the regions need no code here; only
+ * foreign threads do. */
+
+#define GC_THREADS
+#include <gc/gc.h>
+
+#include "clgc/boehm.h"
+
+static int
+clgc__boehm_known(void *data)
+{
+    (void)data;
+    return GC_thread_is_registered();
+}
+
+static int
+clgc__boehm_attach(void *data)
+{
+    struct GC_stack_base sb;
+
+    (void)data;
+    if (GC_get_stack_base(&sb) != GC_SUCCESS)
+        return CLGC_EATTACH;
+    switch (GC_register_my_thread(&sb)) {
+    case GC_SUCCESS:
+        return CLGC_OK;
+    case GC_DUPLICATE:
+        return CLGC_KNOWN;
+    default:
+        return CLGC_EATTACH;
+    }
+}
+
+static void
+clgc__boehm_detach(void *data)
+{
+    (void)data;
+    GC_unregister_my_thread();
+}
+
+int
+clgc_boehm_install(unsigned flags)
+{
+    const clgc_runtime_t rt = {
+        .version = CLGC_RUNTIME_VERSION,
+        .name = "boehm",
+        .safe_region = GC_do_blocking,
+        .active_region = GC_call_with_gc_active,
+        .attach_thread = clgc__boehm_attach,
+        .detach_thread = clgc__boehm_detach,
+        .flags = flags,
+        .thread_known = clgc__boehm_known,
+    };
+
+    GC_allow_register_threads();
+    return clgc_runtime_install(&rt);
+}

@@ -1,0 +1,1174 @@
+/* The Boehm GC adapter (libclgc-boehm) with bdwgc 8.2 and the real PoCL
+ * through the real ICD loader: a thread inside a safe region is neither
+ * stopped nor interrupted by other threads' collections, PoCL's own threads
+ * get into the collector through clgc_call_active once and leave it when
+ * they exit, regions nest, and CLGC_RUNTIME_SKIP_NONBLOCKING takes only
+ * the commands that never block out of their regions.
+ *
+ * Nothing here depends on timing. Each test orders its threads with
+ * semaphores so that every collection it counts happens while the thread
+ * under test is known to be where the test says, and it reads bdwgc's own
+ * account of which threads each collection stopped
+ * (GC_set_on_thread_event).
+ *
+ * A runtime can be installed only once per process, so main() neither
+ * calls GC_INIT() nor installs anything: every test does both
+ * (boehm_setup) in the child that Check's fork mode runs it in. With
+ * CK_FORK=no all tests would share one process and every install but the
+ * first would fail, so run a single test then; each has a test case of its
+ * own, for example
+ *     CK_FORK=no CK_RUN_CASE="poll in a region" ./tests/check_boehm
+ *
+ * Needs OCL_ICD_VENDORS naming a directory with PoCL's and the stub's .icd
+ * files (the build makes tests/vendors/). */
+
+/* Threads the tests create for bdwgc go through GC_pthread_create by name,
+ * so that the plain pthread_create stays available for the threads that
+ * must be unknown to it. */
+#define GC_THREADS
+#define GC_NO_THREAD_REDIRECTS
+#include <gc/gc.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "clgc/boehm.h"
+#include "stub/stub.h"
+#include "testutil.h"
+
+#define BOEHM_POCL "Portable Computing Language"
+
+/* Collections per counted window: enough that "suspended at least once
+ * per collection" cannot hold by accident. */
+#define BOEHM_COLLECTIONS 8
+
+/* How long the sleeping calls of the EINTR tests ask for. Only a call
+ * inside a safe region lasts this long; the assertions are on how the
+ * call ended, never on how long it took. */
+#define BOEHM_SLEEP_MS 2000
+
+/* Words in each object a test allocates and checks after collections. */
+#define BOEHM_WORDS 16
+
+static const char *boehm_src = "__kernel void boehm_nop(void)\n"
+                               "{\n"
+                               "}\n";
+
+/* ------------------------------------------------------------------------
+ * bdwgc's view of the threads: which of them a collection suspends. */
+
+_Static_assert(sizeof(pthread_t) <= sizeof(unsigned long),
+               "bdwgc names a thread by its pthread_t in its events");
+
+/* The thread whose suspensions are counted, or 0 for none. */
+static atomic_ulong boehm_watched;
+static atomic_ulong boehm_suspensions;
+
+/* bdwgc calls this on the collecting thread, with its lock held and the
+ * world partly stopped, once for each thread it sends the suspend signal
+ * to: threads inside GC_do_blocking get none. */
+static void GC_CALLBACK
+boehm_on_thread_event(GC_EventType event, void *thread_id)
+{
+    unsigned long watched = atomic_load(&boehm_watched);
+
+    if (event == GC_EVENT_THREAD_SUSPENDED && watched != 0 &&
+        (unsigned long)(uintptr_t)thread_id == watched)
+        atomic_fetch_add(&boehm_suspensions, 1);
+}
+
+/* Count the suspensions of `thread` from zero. */
+static void
+boehm_watch(pthread_t thread)
+{
+    atomic_store(&boehm_watched, 0);
+    atomic_store(&boehm_suspensions, 0);
+    atomic_store(&boehm_watched, (unsigned long)thread);
+}
+
+static void
+boehm_unwatch(void)
+{
+    atomic_store(&boehm_watched, 0);
+}
+
+static unsigned long
+boehm_suspended(void)
+{
+    return atomic_load(&boehm_suspensions);
+}
+
+/* What every test does first, in its own process. */
+static void
+boehm_setup(unsigned flags)
+{
+    /* bdwgc's default restart signal, SIGXCPU, is one LLVM (inside PoCL)
+     * handles by deleting the compiler's temporary files: any collection
+     * during a build would fail the build (docs/boehm.md). */
+    GC_set_thr_restart_signal(SIGRTMIN + 2);
+    GC_INIT();
+    ck_assert_int_eq(clgc_boehm_install(flags), CLGC_OK);
+    ck_assert_str_eq(clgc_runtime_current()->name, "boehm");
+    GC_set_on_thread_event(boehm_on_thread_event);
+}
+
+/* Run n full collections on the calling thread, and check that bdwgc ran
+ * them (GC_gcollect does nothing while collection is disabled). */
+static void
+boehm_collect(unsigned n)
+{
+    GC_word before = GC_get_gc_no();
+
+    for (unsigned i = 0; i < n; i++)
+        GC_gcollect();
+    ck_assert_uint_ge(GC_get_gc_no() - before, n);
+}
+
+/* sem_wait through the EINTR that a collection's suspend signal can cause
+ * on a thread outside a safe region. No Check assertion: this runs on
+ * threads other than the test's. */
+static void
+boehm_sem_wait(sem_t *s)
+{
+    while (sem_wait(s) != 0 && errno == EINTR)
+        continue;
+}
+
+/* A thread bdwgc knows from its start, as a runtime's own threads are. */
+static pthread_t
+boehm_gc_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+
+    ck_assert_int_eq(GC_pthread_create(&t, NULL, fn, arg), 0);
+    return t;
+}
+
+static void
+boehm_gc_join(pthread_t t)
+{
+    ck_assert_int_eq(GC_pthread_join(t, NULL), 0);
+}
+
+/* A thread bdwgc does not know, as PoCL's are. */
+static pthread_t
+boehm_plain_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+
+    ck_assert_int_eq(pthread_create(&t, NULL, fn, arg), 0);
+    return t;
+}
+
+/* A collectable object that only a static root refers to, filled with a
+ * pattern that names it. */
+static unsigned *
+boehm_new_object(unsigned tag)
+{
+    unsigned *obj = GC_MALLOC(BOEHM_WORDS * sizeof(*obj));
+
+    if (obj != NULL)
+        for (unsigned i = 0; i < BOEHM_WORDS; i++)
+            obj[i] = tag * 1000u + i;
+    return obj;
+}
+
+/* The object survived: bdwgc did not reclaim it (its disappearing link is
+ * still set) and nothing reused its memory. Allocating objects of the same
+ * size first gives a wrongly reclaimed object the chance to be reused. */
+static void
+boehm_check_object(const unsigned *obj, void *const *link, unsigned tag)
+{
+    for (unsigned i = 0; i < 64; i++)
+        (void)boehm_new_object(99);
+    ck_assert_ptr_nonnull(obj);
+    ck_assert_ptr_nonnull(*link);
+    for (unsigned i = 0; i < BOEHM_WORDS; i++)
+        ck_assert_uint_eq(obj[i], tag * 1000u + i);
+}
+
+/* Ask bdwgc to clear *link when obj becomes unreachable. The link holds
+ * the pointer hidden, so that it does not keep obj alive itself. */
+static int
+boehm_link(void **link, unsigned *obj)
+{
+    *link = (void *)GC_HIDE_POINTER(obj);
+    return GC_general_register_disappearing_link(link, obj);
+}
+
+/* ------------------------------------------------------------------------
+ * PoCL. */
+
+struct boehm_cl {
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+};
+
+static void
+boehm_cl_open(struct boehm_cl *cl)
+{
+    cl_platform_id platform = test_platform(BOEHM_POCL);
+    cl_int err;
+
+    ck_assert_int_eq(
+        clgc_clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &cl->device, NULL),
+        CL_SUCCESS);
+    cl->context = clgc_clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl->queue = clgc_clCreateCommandQueueWithProperties(cl->context, cl->device,
+                                                        NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+}
+
+static void
+boehm_cl_close(struct boehm_cl *cl)
+{
+    ck_assert_int_eq(clgc_clReleaseCommandQueue(cl->queue), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseContext(cl->context), CL_SUCCESS);
+}
+
+static cl_program
+boehm_program(struct boehm_cl *cl)
+{
+    cl_program program;
+    cl_int err;
+
+    program =
+        clgc_clCreateProgramWithSource(cl->context, 1, &boehm_src, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return program;
+}
+
+/* ------------------------------------------------------------------------
+ * 1. A thread blocked in OpenCL inside a safe region is never suspended;
+ *    the same thread blocked outside one is suspended by every collection.
+ */
+
+/* A thread that blocks in a raw clWaitForEvents on a user event that the
+ * test completes after its collections. */
+struct boehm_waiter {
+    int in_safe; /* wait inside clgc_call_safe */
+    cl_event event;
+    sem_t inside; /* posted just before the wait */
+    cl_int result;
+    unsigned depth;
+    int in_region;
+};
+
+static void *
+boehm_wait(void *arg)
+{
+    struct boehm_waiter *w = arg;
+
+    w->depth = clgc_thread_region_depth();
+    w->in_region = clgc_thread_in_region();
+    boehm_watch(pthread_self());
+    sem_post(&w->inside);
+    w->result = clWaitForEvents(1, &w->event);
+    return NULL;
+}
+
+static void *
+boehm_waiter_main(void *arg)
+{
+    struct boehm_waiter *w = arg;
+
+    if (w->in_safe)
+        clgc_call_safe(boehm_wait, w);
+    else
+        boehm_wait(w);
+    return NULL;
+}
+
+/* Collect while the waiter blocks; returns its suspensions meanwhile. */
+static unsigned long
+boehm_run_waiter(int in_safe)
+{
+    struct boehm_waiter w = {.in_safe = in_safe, .result = 1};
+    unsigned long suspended;
+    struct boehm_cl cl;
+    pthread_t thread;
+    cl_int err;
+
+    boehm_setup(0);
+    boehm_cl_open(&cl);
+    w.event = clgc_clCreateUserEvent(cl.context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(sem_init(&w.inside, 0, 0), 0);
+    thread = boehm_gc_thread(boehm_waiter_main, &w);
+    boehm_sem_wait(&w.inside);
+    /* The waiter cannot return before the event completes, below: every
+     * collection here finds it in clWaitForEvents. */
+    boehm_collect(BOEHM_COLLECTIONS);
+    suspended = boehm_suspended();
+    boehm_unwatch();
+    ck_assert_int_eq(clgc_clSetUserEventStatus(w.event, CL_COMPLETE),
+                     CL_SUCCESS);
+    boehm_gc_join(thread);
+
+    ck_assert_int_eq(w.result, CL_SUCCESS);
+    ck_assert_uint_eq(w.depth, in_safe ? 1 : 0);
+    ck_assert_int_eq(w.in_region, in_safe ? 1 : 0);
+    ck_assert_int_eq(clgc_clReleaseEvent(w.event), CL_SUCCESS);
+    boehm_cl_close(&cl);
+    sem_destroy(&w.inside);
+    return suspended;
+}
+
+START_TEST(test_wait_in_safe_region_is_never_suspended)
+{
+    ck_assert_uint_eq(boehm_run_waiter(1), 0);
+}
+END_TEST
+
+START_TEST(test_wait_outside_region_is_suspended)
+{
+    ck_assert_uint_ge(boehm_run_waiter(0), BOEHM_COLLECTIONS);
+}
+END_TEST
+
+/* A thread that builds a program, through clgc's wrapper or raw. PoCL
+ * calls the build notification on the building thread before the build
+ * returns, so inside the wrapper the notification runs in the wrapper's
+ * safe region: it tells the test the thread is there and holds it there
+ * until the test has collected. */
+struct boehm_builder {
+    int wrapped; /* clgc_clBuildProgram, not clBuildProgram */
+    cl_program program;
+    cl_device_id device;
+    sem_t inside, collected;
+    cl_int result;
+    pthread_t thread, notify_thread;
+    int notified;
+    unsigned depth;
+    int in_region;
+};
+
+static void CL_CALLBACK
+boehm_build_notify(cl_program program, void *data)
+{
+    struct boehm_builder *b = data;
+
+    b->notified++;
+    b->notify_thread = pthread_self();
+    b->depth = clgc_thread_region_depth();
+    b->in_region = clgc_thread_in_region();
+    boehm_watch(pthread_self());
+    sem_post(&b->inside);
+    boehm_sem_wait(&b->collected);
+}
+
+static void *
+boehm_builder_main(void *arg)
+{
+    struct boehm_builder *b = arg;
+
+    b->thread = pthread_self();
+    if (b->wrapped)
+        b->result = clgc_clBuildProgram(b->program, 1, &b->device, "",
+                                        boehm_build_notify, b);
+    else
+        b->result = clBuildProgram(b->program, 1, &b->device, "",
+                                   boehm_build_notify, b);
+    return NULL;
+}
+
+/* Collect while the builder waits in its notification; returns its
+ * suspensions meanwhile. */
+static unsigned long
+boehm_run_builder(int wrapped)
+{
+    struct boehm_builder b = {.wrapped = wrapped, .result = 1};
+    unsigned long suspended;
+    struct boehm_cl cl;
+    pthread_t thread;
+
+    boehm_setup(0);
+    boehm_cl_open(&cl);
+    b.program = boehm_program(&cl);
+    b.device = cl.device;
+    ck_assert_int_eq(sem_init(&b.inside, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&b.collected, 0, 0), 0);
+    thread = boehm_gc_thread(boehm_builder_main, &b);
+    boehm_sem_wait(&b.inside);
+    boehm_collect(BOEHM_COLLECTIONS);
+    suspended = boehm_suspended();
+    boehm_unwatch();
+    sem_post(&b.collected);
+    boehm_gc_join(thread);
+
+    ck_assert_int_eq(b.result, CL_SUCCESS);
+    ck_assert_int_eq(b.notified, 1);
+    ck_assert_msg(pthread_equal(b.notify_thread, b.thread),
+                  "PoCL ran the build notification on another thread");
+    ck_assert_uint_eq(b.depth, wrapped ? 1 : 0);
+    ck_assert_int_eq(b.in_region, wrapped ? 1 : 0);
+    ck_assert_int_eq(clgc_clReleaseProgram(b.program), CL_SUCCESS);
+    boehm_cl_close(&cl);
+    sem_destroy(&b.inside);
+    sem_destroy(&b.collected);
+    return suspended;
+}
+
+START_TEST(test_build_in_wrapper_is_never_suspended)
+{
+    ck_assert_uint_eq(boehm_run_builder(1), 0);
+}
+END_TEST
+
+START_TEST(test_build_outside_region_is_suspended)
+{
+    ck_assert_uint_ge(boehm_run_builder(0), BOEHM_COLLECTIONS);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * 2. A sleeping system call that the kernel never restarts (poll,
+ *    nanosleep) is not interrupted by collections inside a safe region,
+ *    and is outside one.
+ */
+
+enum boehm_sleep_call { BOEHM_POLL, BOEHM_NANOSLEEP };
+
+struct boehm_sleeper {
+    int in_safe;
+    enum boehm_sleep_call call;
+    sem_t starting;
+    atomic_int done;
+    int result, error;
+};
+
+static void *
+boehm_sleep(void *arg)
+{
+    struct boehm_sleeper *s = arg;
+    struct timespec ts = {BOEHM_SLEEP_MS / 1000,
+                          (BOEHM_SLEEP_MS % 1000) * 1000000L};
+
+    boehm_watch(pthread_self());
+    sem_post(&s->starting);
+    if (s->call == BOEHM_POLL)
+        s->result = poll(NULL, 0, BOEHM_SLEEP_MS);
+    else
+        s->result = nanosleep(&ts, NULL);
+    s->error = s->result < 0 ? errno : 0;
+    /* Stop counting while still inside the region: once out of it, the
+     * thread may be suspended by a collection that began before the test
+     * saw `done`. */
+    boehm_unwatch();
+    atomic_store(&s->done, 1);
+    return NULL;
+}
+
+static void *
+boehm_sleeper_main(void *arg)
+{
+    struct boehm_sleeper *s = arg;
+
+    if (s->in_safe)
+        clgc_call_safe(boehm_sleep, s);
+    else
+        boehm_sleep(s);
+    return NULL;
+}
+
+/* Collect without pause until the sleeper's call has returned, however it
+ * returned; the sleeper's result is in *s. */
+static void
+boehm_run_sleeper(struct boehm_sleeper *s)
+{
+    unsigned long collections = 0;
+    pthread_t thread;
+
+    boehm_setup(0);
+    s->result = 1;
+    ck_assert_int_eq(sem_init(&s->starting, 0, 0), 0);
+    thread = boehm_gc_thread(boehm_sleeper_main, s);
+    boehm_sem_wait(&s->starting);
+    while (!atomic_load(&s->done)) {
+        GC_gcollect();
+        collections++;
+    }
+    boehm_gc_join(thread);
+    sem_destroy(&s->starting);
+    ck_assert_uint_ge(collections, 1);
+}
+
+START_TEST(test_poll_in_safe_region_is_not_interrupted)
+{
+    struct boehm_sleeper s = {.in_safe = 1, .call = BOEHM_POLL};
+
+    boehm_run_sleeper(&s);
+    ck_assert_int_eq(s.result, 0); /* it timed out: ran to its end */
+    ck_assert_uint_eq(boehm_suspended(), 0);
+}
+END_TEST
+
+START_TEST(test_poll_outside_region_is_interrupted)
+{
+    struct boehm_sleeper s = {.in_safe = 0, .call = BOEHM_POLL};
+
+    boehm_run_sleeper(&s);
+    ck_assert_int_eq(s.result, -1);
+    ck_assert_int_eq(s.error, EINTR);
+    ck_assert_uint_ge(boehm_suspended(), 1);
+}
+END_TEST
+
+START_TEST(test_nanosleep_in_safe_region_is_not_interrupted)
+{
+    struct boehm_sleeper s = {.in_safe = 1, .call = BOEHM_NANOSLEEP};
+
+    boehm_run_sleeper(&s);
+    ck_assert_int_eq(s.result, 0);
+    ck_assert_uint_eq(boehm_suspended(), 0);
+}
+END_TEST
+
+START_TEST(test_nanosleep_outside_region_is_interrupted)
+{
+    struct boehm_sleeper s = {.in_safe = 0, .call = BOEHM_NANOSLEEP};
+
+    boehm_run_sleeper(&s);
+    ck_assert_int_eq(s.result, -1);
+    ck_assert_int_eq(s.error, EINTR);
+    ck_assert_uint_ge(boehm_suspended(), 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * 3. Threads bdwgc does not know enter it through clgc_call_active: once
+ *    per thread, and they leave it when they exit.
+ */
+
+/* The objects the foreign threads allocate: reachable from these static
+ * roots only, which bdwgc scans. The links are cleared by bdwgc if it
+ * ever finds an object unreachable. */
+static unsigned *boehm_roots[3];
+static void *boehm_links[3];
+
+/* What a foreign thread saw on entering clgc_call_active, and inside. */
+struct boehm_seen {
+    unsigned index; /* which root it fills */
+    pthread_t thread;
+    int registered_before, attached_before;
+    int call_result;
+    int registered_inside, attached_inside, in_region_inside;
+    unsigned depth_inside;
+    int link_result;
+};
+
+/* Runs through clgc_call_active on a foreign thread: bdwgc must know the
+ * thread now, so it may allocate. */
+static void *
+boehm_allocate(void *arg)
+{
+    struct boehm_seen *seen = arg;
+    unsigned *obj;
+
+    seen->registered_inside = GC_thread_is_registered();
+    seen->attached_inside = clgc_thread_attached();
+    seen->in_region_inside = clgc_thread_in_region();
+    seen->depth_inside = clgc_thread_region_depth();
+    obj = boehm_new_object(seen->index);
+    boehm_roots[seen->index] = obj;
+    seen->link_result = boehm_link(&boehm_links[seen->index], obj);
+    return obj;
+}
+
+static void
+boehm_enter_active(struct boehm_seen *seen)
+{
+    seen->thread = pthread_self();
+    seen->registered_before = GC_thread_is_registered();
+    seen->attached_before = clgc_thread_attached();
+    seen->call_result = clgc_call_active(boehm_allocate, seen, NULL);
+}
+
+/* A foreign thread's first entry: registered by it, allocated. */
+static void
+boehm_check_first_entry(const struct boehm_seen *seen)
+{
+    ck_assert_int_eq(seen->registered_before, 0);
+    ck_assert_int_eq(seen->attached_before, 0);
+    ck_assert_int_eq(seen->call_result, CLGC_OK);
+    ck_assert_int_eq(seen->registered_inside, 1);
+    ck_assert_int_eq(seen->attached_inside, 1);
+    ck_assert_int_eq(seen->in_region_inside, 0);
+    ck_assert_uint_eq(seen->depth_inside, 0);
+    ck_assert_int_eq(seen->link_result, GC_SUCCESS);
+}
+
+/* Two callbacks on one kernel's completion event. */
+struct boehm_callbacks {
+    atomic_uint started;
+    struct boehm_seen seen[2];
+    sem_t done;
+};
+
+static void CL_CALLBACK
+boehm_on_complete(cl_event event, cl_int status, void *data)
+{
+    struct boehm_callbacks *cbs = data;
+    unsigned i = atomic_fetch_add(&cbs->started, 1);
+
+    if (i < 2)
+        boehm_enter_active(&cbs->seen[i]);
+    sem_post(&cbs->done);
+}
+
+/* Enqueue the kernel behind a user event, hang both callbacks on its
+ * event, then release it: the event cannot complete before the callbacks
+ * are set, so PoCL runs them where it completes kernels, not inline. */
+static void
+boehm_run_kernel(struct boehm_cl *cl, cl_kernel kernel,
+                 struct boehm_callbacks *cbs)
+{
+    size_t one = 1;
+    cl_event gate, done;
+    cl_int err;
+
+    gate = clgc_clCreateUserEvent(cl->context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clgc_clEnqueueNDRangeKernel(cl->queue, kernel, 1, NULL,
+                                                 &one, NULL, 1, &gate, &done),
+                     CL_SUCCESS);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(
+            clgc_clSetEventCallback(done, CL_COMPLETE, boehm_on_complete, cbs),
+            CL_SUCCESS);
+    ck_assert_int_eq(clgc_clFlush(cl->queue), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    boehm_sem_wait(&cbs->done);
+    boehm_sem_wait(&cbs->done);
+    ck_assert_int_eq(clgc_clWaitForEvents(1, &done), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseEvent(done), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseEvent(gate), CL_SUCCESS);
+}
+
+START_TEST(test_pocl_callback_thread_is_registered_once)
+{
+    struct boehm_callbacks cbs = {0};
+    struct boehm_cl cl;
+    cl_program program;
+    cl_kernel kernel;
+    cl_int err;
+
+    boehm_setup(0);
+    boehm_cl_open(&cl);
+    program = boehm_program(&cl);
+    ck_assert_int_eq(
+        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
+        CL_SUCCESS);
+    kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cbs.seen[0].index = 0;
+    cbs.seen[1].index = 1;
+    ck_assert_int_eq(sem_init(&cbs.done, 0, 0), 0);
+    boehm_run_kernel(&cl, kernel, &cbs);
+
+    ck_assert_uint_eq(atomic_load(&cbs.started), 2);
+    ck_assert_msg(!pthread_equal(cbs.seen[0].thread, pthread_self()),
+                  "PoCL ran the completion callback on the test's thread");
+    ck_assert_msg(pthread_equal(cbs.seen[1].thread, cbs.seen[0].thread),
+                  "PoCL ran the two callbacks on different threads");
+    boehm_check_first_entry(&cbs.seen[0]);
+    /* The second callback found the thread attached and registered by the
+     * first: clgc did not register it again. */
+    ck_assert_int_eq(cbs.seen[1].registered_before, 1);
+    ck_assert_int_eq(cbs.seen[1].attached_before, 1);
+    ck_assert_int_eq(cbs.seen[1].call_result, CLGC_OK);
+    ck_assert_int_eq(cbs.seen[1].registered_inside, 1);
+    ck_assert_int_eq(cbs.seen[1].link_result, GC_SUCCESS);
+
+    boehm_collect(4);
+    boehm_check_object(boehm_roots[0], &boehm_links[0], 0);
+    boehm_check_object(boehm_roots[1], &boehm_links[1], 1);
+
+    ck_assert_int_eq(clgc_clReleaseKernel(kernel), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseProgram(program), CL_SUCCESS);
+    boehm_cl_close(&cl);
+    sem_destroy(&cbs.done);
+}
+END_TEST
+
+/* A plain pthread that enters through clgc_call_active and exits without
+ * clgc_thread_detach. */
+struct boehm_plain {
+    struct boehm_seen seen;
+    sem_t entered, go;
+    int rounds;
+    int registered_at_exit, attached_at_exit;
+};
+
+static pthread_key_t boehm_exit_key;
+
+/* A thread-exit destructor that looks at bdwgc's view of the thread once
+ * clgc's own exit hook has run. Destructors run in an unspecified order,
+ * so while clgc's has not run yet this one asks to be called again in the
+ * next round (glibc runs up to PTHREAD_DESTRUCTOR_ITERATIONS rounds). */
+static void
+boehm_exit_probe(void *arg)
+{
+    struct boehm_plain *p = arg;
+
+    if (clgc_thread_attached() && p->rounds++ < 8) {
+        pthread_setspecific(boehm_exit_key, p);
+        return;
+    }
+    p->attached_at_exit = clgc_thread_attached();
+    p->registered_at_exit = GC_thread_is_registered();
+}
+
+static void *
+boehm_plain_main(void *arg)
+{
+    struct boehm_plain *p = arg;
+
+    pthread_setspecific(boehm_exit_key, p);
+    boehm_enter_active(&p->seen);
+    sem_post(&p->entered);
+    boehm_sem_wait(&p->go);
+    return NULL;
+}
+
+START_TEST(test_plain_thread_is_unregistered_at_exit)
+{
+    struct boehm_plain p = {
+        .seen.index = 2, .registered_at_exit = -1, .attached_at_exit = -1};
+    unsigned long while_alive;
+    pthread_t thread;
+
+    boehm_setup(0);
+    ck_assert_int_eq(pthread_key_create(&boehm_exit_key, boehm_exit_probe), 0);
+    ck_assert_int_eq(sem_init(&p.entered, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&p.go, 0, 0), 0);
+    thread = boehm_plain_thread(boehm_plain_main, &p);
+    boehm_sem_wait(&p.entered);
+    /* Registered: collections stop it. */
+    boehm_watch(thread);
+    boehm_collect(BOEHM_COLLECTIONS);
+    while_alive = boehm_suspended();
+    sem_post(&p.go);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    boehm_check_first_entry(&p.seen);
+    ck_assert_uint_ge(while_alive, BOEHM_COLLECTIONS);
+    /* On its way out, after clgc's exit hook, bdwgc no longer knew it. */
+    ck_assert_int_eq(p.attached_at_exit, 0);
+    ck_assert_int_eq(p.registered_at_exit, 0);
+    /* Gone from bdwgc's table: collections neither fail nor signal it. */
+    boehm_watch(thread);
+    boehm_collect(BOEHM_COLLECTIONS);
+    ck_assert_uint_eq(boehm_suspended(), 0);
+    boehm_unwatch();
+    boehm_check_object(boehm_roots[2], &boehm_links[2], 2);
+    pthread_key_delete(boehm_exit_key);
+    sem_destroy(&p.entered);
+    sem_destroy(&p.go);
+}
+END_TEST
+
+/* What clgc_thread_attach and clgc_thread_detach do to bdwgc's table. */
+struct boehm_attach {
+    int attach, attached, registered;
+    int again, registered_again;
+    int detach, attached_after, registered_after;
+};
+
+static void *
+boehm_attach_main(void *arg)
+{
+    struct boehm_attach *a = arg;
+
+    a->attach = clgc_thread_attach();
+    a->attached = clgc_thread_attached();
+    a->registered = GC_thread_is_registered();
+    a->again = clgc_thread_attach();
+    a->registered_again = GC_thread_is_registered();
+    a->detach = clgc_thread_detach();
+    a->attached_after = clgc_thread_attached();
+    a->registered_after = GC_thread_is_registered();
+    return NULL;
+}
+
+START_TEST(test_attach_registers_only_unknown_threads)
+{
+    struct boehm_attach known = {0}, plain = {0};
+
+    boehm_setup(0);
+    /* The main thread and GC_pthread_create's threads are bdwgc's own:
+     * attaching them is a no-op that clgc never undoes. */
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_KNOWN);
+    ck_assert_int_eq(clgc_thread_attached(), 0);
+    ck_assert_int_eq(clgc_thread_detach(), CLGC_ENOTATTACHED);
+    ck_assert_int_eq(GC_thread_is_registered(), 1);
+    boehm_gc_join(boehm_gc_thread(boehm_attach_main, &known));
+    ck_assert_int_eq(known.attach, CLGC_KNOWN);
+    ck_assert_int_eq(known.attached, 0);
+    ck_assert_int_eq(known.registered, 1);
+    ck_assert_int_eq(known.detach, CLGC_ENOTATTACHED);
+    ck_assert_int_eq(known.registered_after, 1);
+
+    ck_assert_int_eq(
+        pthread_join(boehm_plain_thread(boehm_attach_main, &plain), NULL), 0);
+    ck_assert_int_eq(plain.attach, CLGC_OK);
+    ck_assert_int_eq(plain.attached, 1);
+    ck_assert_int_eq(plain.registered, 1);
+    ck_assert_int_eq(plain.again, CLGC_OK);
+    ck_assert_int_eq(plain.registered_again, 1);
+    ck_assert_int_eq(plain.detach, CLGC_OK);
+    ck_assert_int_eq(plain.attached_after, 0);
+    ck_assert_int_eq(plain.registered_after, 0);
+    boehm_collect(2);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * 4. Safe regions and active ones nest: safe, active, safe, active, safe.
+ */
+
+#define BOEHM_LEVELS 5
+
+/* A helper thread that runs one collection on request and reports how
+ * many times it suspended the test's thread. */
+struct boehm_collector {
+    pthread_t target;
+    sem_t request, reply;
+    atomic_int stop;
+    unsigned long suspended;
+};
+
+static void *
+boehm_collector_main(void *arg)
+{
+    struct boehm_collector *c = arg;
+
+    for (;;) {
+        boehm_sem_wait(&c->request);
+        if (atomic_load(&c->stop))
+            return NULL;
+        boehm_watch(c->target);
+        GC_gcollect();
+        c->suspended = boehm_suspended();
+        boehm_unwatch();
+        sem_post(&c->reply);
+    }
+}
+
+/* How many times a collection on the helper thread suspends this one. */
+static unsigned long
+boehm_collect_elsewhere(struct boehm_collector *c)
+{
+    sem_post(&c->request);
+    boehm_sem_wait(&c->reply);
+    return c->suspended;
+}
+
+struct boehm_level {
+    unsigned depth, depth_after;
+    int in_region, in_region_after;
+    unsigned long suspended;
+    int call_result;
+};
+
+struct boehm_nest {
+    struct boehm_collector *collector;
+    unsigned next;
+    struct boehm_level level[BOEHM_LEVELS];
+};
+
+static unsigned *boehm_nest_roots[BOEHM_LEVELS];
+
+/* Level i of the nest: even levels are safe regions, odd ones active
+ * regions entered from the safe region below them. */
+static void *
+boehm_nest_step(void *arg)
+{
+    struct boehm_nest *n = arg;
+    unsigned i = n->next++;
+    struct boehm_level *l = &n->level[i];
+
+    l->depth = clgc_thread_region_depth();
+    l->in_region = clgc_thread_in_region();
+    l->suspended = boehm_collect_elsewhere(n->collector);
+    if (i % 2 == 1)
+        boehm_nest_roots[i] = boehm_new_object(i);
+    if (i + 1 < BOEHM_LEVELS) {
+        if (i % 2 == 0)
+            l->call_result = clgc_call_active(boehm_nest_step, n, NULL);
+        else
+            clgc_call_safe(boehm_nest_step, n);
+    }
+    l->depth_after = clgc_thread_region_depth();
+    l->in_region_after = clgc_thread_in_region();
+    return NULL;
+}
+
+START_TEST(test_regions_nest_three_deep)
+{
+    struct boehm_collector c = {.target = pthread_self()};
+    struct boehm_nest n = {.collector = &c};
+    pthread_t helper;
+
+    boehm_setup(0);
+    ck_assert_int_eq(sem_init(&c.request, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&c.reply, 0, 0), 0);
+    helper = boehm_gc_thread(boehm_collector_main, &c);
+    /* The control: active, as the thread is now, means suspended. */
+    ck_assert_uint_ge(boehm_collect_elsewhere(&c), 1);
+    clgc_call_safe(boehm_nest_step, &n);
+    atomic_store(&c.stop, 1);
+    sem_post(&c.request);
+    boehm_gc_join(helper);
+
+    ck_assert_uint_eq(n.next, BOEHM_LEVELS);
+    for (unsigned i = 0; i < BOEHM_LEVELS; i++) {
+        const struct boehm_level *l = &n.level[i];
+        int safe = i % 2 == 0;
+
+        ck_assert_uint_eq(l->depth, i / 2 + 1);
+        ck_assert_int_eq(l->in_region, safe);
+        ck_assert_uint_eq(l->depth_after, l->depth);
+        ck_assert_int_eq(l->in_region_after, l->in_region);
+        if (safe)
+            ck_assert_uint_eq(l->suspended, 0);
+        else
+            ck_assert_uint_ge(l->suspended, 1);
+        if (safe && i + 1 < BOEHM_LEVELS)
+            ck_assert_int_eq(l->call_result, CLGC_OK);
+    }
+    ck_assert_uint_eq(clgc_thread_region_depth(), 0);
+    ck_assert_int_eq(clgc_thread_in_region(), 0);
+    boehm_collect(2);
+    for (unsigned i = 1; i < BOEHM_LEVELS; i += 2)
+        for (unsigned k = 0; k < BOEHM_WORDS; k++)
+            ck_assert_uint_eq(boehm_nest_roots[i][k], i * 1000u + k);
+    sem_destroy(&c.request);
+    sem_destroy(&c.reply);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * 5. CLGC_RUNTIME_SKIP_NONBLOCKING, seen from inside the calls by the stub
+ *    ICD's probe.
+ */
+
+static struct stub_control *boehm_stub;
+static cl_platform_id boehm_stub_platform;
+
+static int
+boehm_probe_depth(void)
+{
+    return (int)clgc_thread_region_depth();
+}
+
+static void
+boehm_stub_open(void)
+{
+    boehm_stub_platform = test_platform(STUB_PLATFORM_NAME);
+    ck_assert_int_eq(clGetPlatformInfo(boehm_stub_platform,
+                                       STUB_PLATFORM_CONTROL,
+                                       sizeof(boehm_stub), &boehm_stub, NULL),
+                     CL_SUCCESS);
+    ck_assert_ptr_nonnull(boehm_stub);
+    boehm_stub->probe = boehm_probe_depth;
+}
+
+/* The stub received exactly one call, with `object` first and the result
+ * passed back; returns the region depth the call ran at. */
+static int
+boehm_stub_depth(void *object, cl_int result)
+{
+    const struct stub_call *call = &boehm_stub->log[0];
+
+    ck_assert_uint_eq(boehm_stub->calls, 1);
+    ck_assert_uint_eq(call->args[0], (uint64_t)(uintptr_t)object);
+    ck_assert_int_eq(result, (cl_int)stub_result_bits(call->index));
+    return call->probe;
+}
+
+/* The region depths that a non-blocking command (clGetDeviceInfo) and a
+ * blocking one (clFinish) run at on the calling thread. */
+static void
+boehm_policy_depths(int *nonblocking, int *blocking)
+{
+    void *device = boehm_stub->object(boehm_stub_platform, 0);
+    void *queue = boehm_stub->object(boehm_stub_platform, 1);
+    size_t size = 0;
+    cl_int r;
+
+    ck_assert_uint_eq(clgc_command_find("clGetDeviceInfo")->flags &
+                          CLGC_COMMAND_MAY_BLOCK,
+                      0);
+    ck_assert_uint_ne(
+        clgc_command_find("clFinish")->flags & CLGC_COMMAND_MAY_BLOCK, 0);
+    boehm_stub->reset();
+    r = clgc_clGetDeviceInfo(device, CL_DEVICE_NAME, 0, NULL, &size);
+    *nonblocking = boehm_stub_depth(device, r);
+    boehm_stub->reset();
+    r = clgc_clFinish(queue);
+    *blocking = boehm_stub_depth(queue, r);
+}
+
+START_TEST(test_skip_nonblocking_skips_only_nonblocking)
+{
+    int nonblocking = -1, blocking = -1;
+
+    boehm_setup(CLGC_RUNTIME_SKIP_NONBLOCKING);
+    ck_assert_uint_eq(clgc_runtime_current()->flags,
+                      CLGC_RUNTIME_SKIP_NONBLOCKING);
+    boehm_stub_open();
+    boehm_policy_depths(&nonblocking, &blocking);
+    ck_assert_int_eq(nonblocking, 0);
+    ck_assert_int_eq(blocking, 1);
+    boehm_stub->probe = NULL;
+}
+END_TEST
+
+START_TEST(test_without_flag_every_command_in_region)
+{
+    int nonblocking = -1, blocking = -1;
+
+    boehm_setup(0);
+    boehm_stub_open();
+    boehm_policy_depths(&nonblocking, &blocking);
+    ck_assert_int_eq(nonblocking, 1);
+    ck_assert_int_eq(blocking, 1);
+    boehm_stub->probe = NULL;
+}
+END_TEST
+
+/* A wrapper called on a thread bdwgc does not know cannot enter
+ * GC_do_blocking (bdwgc would look the thread up and find nothing): it
+ * runs the call outside any region and registers nothing. */
+struct boehm_unknown {
+    int depth;
+    int registered_after;
+    cl_int result;
+};
+
+static void *
+boehm_unknown_main(void *arg)
+{
+    struct boehm_unknown *u = arg;
+
+    u->result = clgc_clFinish(boehm_stub->object(boehm_stub_platform, 1));
+    u->registered_after = GC_thread_is_registered();
+    return NULL;
+}
+
+START_TEST(test_wrapper_on_unknown_thread_runs_outside)
+{
+    struct boehm_unknown u = {.registered_after = -1};
+
+    boehm_setup(0);
+    boehm_stub_open();
+    boehm_stub->reset();
+    ck_assert_int_eq(
+        pthread_join(boehm_plain_thread(boehm_unknown_main, &u), NULL), 0);
+    u.depth =
+        boehm_stub_depth(boehm_stub->object(boehm_stub_platform, 1), u.result);
+    ck_assert_int_eq(u.depth, 0);
+    ck_assert_int_eq(u.registered_after, 0);
+    boehm_stub->probe = NULL;
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * 6. Installing at the wrong time.
+ */
+
+START_TEST(test_install_twice_is_already)
+{
+    boehm_setup(CLGC_RUNTIME_SKIP_NONBLOCKING);
+    ck_assert_int_eq(clgc_boehm_install(0), CLGC_EALREADY);
+    /* The first install stays in force, flags and all. */
+    ck_assert_str_eq(clgc_runtime_current()->name, "boehm");
+    ck_assert_uint_eq(clgc_runtime_current()->flags,
+                      CLGC_RUNTIME_SKIP_NONBLOCKING);
+}
+END_TEST
+
+START_TEST(test_install_after_use_is_in_use)
+{
+    cl_uint n = 0;
+
+    GC_INIT();
+    /* A first wrapper call fixes the no-op runtime for good. */
+    ck_assert_int_eq(clgc_clGetPlatformIDs(0, NULL, &n), CL_SUCCESS);
+    ck_assert_uint_ge(n, 1);
+    ck_assert_int_eq(clgc_boehm_install(0), CLGC_EINUSE);
+    ck_assert_str_eq(clgc_runtime_current()->name, "none");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+
+/* One test case per test, so that CK_RUN_CASE can pick exactly one. */
+static void
+boehm_add(Suite *s, const char *name, const TTest *test, int timeout)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_set_timeout(tc, timeout);
+    tcase_add_test(tc, test);
+    suite_add_tcase(s, tc);
+}
+
+static Suite *
+boehm_make_suite(void)
+{
+    Suite *s = suite_create("boehm");
+
+    /* PoCL's first build in a process compiles with LLVM: slow under
+     * ASan. */
+    boehm_add(s, "wait in a region",
+              test_wait_in_safe_region_is_never_suspended, 120);
+    boehm_add(s, "wait outside", test_wait_outside_region_is_suspended, 120);
+    boehm_add(s, "build in a wrapper", test_build_in_wrapper_is_never_suspended,
+              300);
+    boehm_add(s, "build outside", test_build_outside_region_is_suspended, 300);
+    boehm_add(s, "poll in a region",
+              test_poll_in_safe_region_is_not_interrupted, 60);
+    boehm_add(s, "poll outside", test_poll_outside_region_is_interrupted, 60);
+    boehm_add(s, "nanosleep in a region",
+              test_nanosleep_in_safe_region_is_not_interrupted, 60);
+    boehm_add(s, "nanosleep outside",
+              test_nanosleep_outside_region_is_interrupted, 60);
+    boehm_add(s, "pocl callback thread",
+              test_pocl_callback_thread_is_registered_once, 300);
+    boehm_add(s, "plain thread exit", test_plain_thread_is_unregistered_at_exit,
+              60);
+    boehm_add(s, "attach", test_attach_registers_only_unknown_threads, 60);
+    boehm_add(s, "nesting", test_regions_nest_three_deep, 60);
+    boehm_add(s, "skip nonblocking",
+              test_skip_nonblocking_skips_only_nonblocking, 120);
+    boehm_add(s, "no skip", test_without_flag_every_command_in_region, 120);
+    boehm_add(s, "unknown thread", test_wrapper_on_unknown_thread_runs_outside,
+              120);
+    boehm_add(s, "install twice", test_install_twice_is_already, 60);
+    boehm_add(s, "install after use", test_install_after_use_is_in_use, 120);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(boehm_make_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    /* The number of failures, short of the 77 and 99 that the automake
+     * test driver reads as "skipped" and "hard error". */
+    return failed < 77 ? failed : 76;
+}

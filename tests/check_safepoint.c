@@ -1,0 +1,762 @@
+/* The safepoint form, with the reference VM (refvm.c) on the real PoCL:
+ * a thread blocked in a clgc_cl* wrapper does not delay a collection
+ * while one in the raw call does; leaving a region during a collection
+ * parks the thread exactly once; regions nest; misuse is refused; and
+ * mutators, a collector and wrapper calls run together (suite "threads",
+ * which the TSan build runs).
+ *
+ * Every assertion is about the order of events, never about durations:
+ * each test forces the interleaving it checks.
+ *
+ * A runtime can be installed once per process. In Check's fork mode (the
+ * default) each test runs in a child of main, which never touches clgc,
+ * so each test installs the VM itself (vm_setup). With CK_FORK=no all the
+ * tests share one process: they still pass when run in the order they are
+ * listed (the "install" case first, since one of its tests needs a clgc
+ * never used; it forks for that), or pick one case with CK_RUN_CASE. */
+
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "refvm.h"
+#include "testutil.h"
+
+#define POCL "Portable Computing Language"
+
+/* Install the VM, once per process. */
+static void
+vm_setup(void)
+{
+    static int installed;
+
+    if (!installed)
+        ck_assert_int_eq(refvm_install(), CLGC_OK);
+    installed = 1;
+}
+
+static struct refvm_stats
+vm_stats(void)
+{
+    struct refvm_stats s;
+
+    refvm_stats(&s);
+    return s;
+}
+
+/* A global clock of events: a test compares the ticks two threads took. */
+static atomic_int clock_now;
+
+static int
+tick(void)
+{
+    return atomic_fetch_add(&clock_now, 1) + 1;
+}
+
+static int
+word_of(const int *word)
+{
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/* PoCL's CPU device and a context on it, opened with the raw calls. */
+struct pocl {
+    cl_device_id device;
+    cl_context context;
+};
+
+static void
+pocl_open(struct pocl *p)
+{
+    cl_int err;
+
+    ck_assert_int_eq(clGetDeviceIDs(test_platform(POCL), CL_DEVICE_TYPE_CPU, 1,
+                                    &p->device, NULL),
+                     CL_SUCCESS);
+    p->context = clCreateContext(NULL, 1, &p->device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+}
+
+/* The source of a kernel PoCL takes a while to build (about 0.3 s here):
+ * 4^5 copies of a statement, by macro. A constant makes each build's code
+ * unique: PoCL's kernel cache (POCL_CACHE_DIR) is keyed on the
+ * preprocessed source, so a unique comment would not do. */
+static void
+slow_source(char *buf, size_t size)
+{
+    static atomic_int builds;
+
+    snprintf(buf, size,
+             "#define S a = a * b + 1.5f; b = b * a - x[1];\n"
+             "#define R4(s) s s s s\n"
+             "__kernel void slow(__global float *x)\n"
+             "{\n"
+             "    float a = x[0], b = x[1];\n"
+             "    R4(R4(R4(R4(R4(S)))))\n"
+             "    x[2] = a + b + %ld.%df;\n"
+             "}\n",
+             (long)getpid(), atomic_fetch_add(&builds, 1));
+}
+
+/* Test a: thread A builds a program while thread B collects. */
+struct build_race {
+    struct pocl cl;
+    int wrapped; /* A calls clgc_clBuildProgram, else clBuildProgram */
+    atomic_int about_to_build;
+    struct refvm_stats before;
+    cl_int built;
+    int returned, collected; /* ticks */
+    int notify_calls, notify_in_region, notify_word;
+    pthread_t a, notify_thread;
+};
+
+static void
+race_on_stopped(void *arg)
+{
+    struct build_race *r = arg;
+
+    r->collected = tick();
+}
+
+/* PoCL calls it on A's thread before the build returns. It holds the
+ * build open until B's collection is done or B is waiting for A, so that
+ * B's request always falls inside the build, however slow B is to start. */
+static void CL_CALLBACK
+race_notify(cl_program program, void *arg)
+{
+    struct build_race *r = arg;
+    struct refvm_stats s = vm_stats();
+
+    r->notify_calls++;
+    r->notify_thread = pthread_self();
+    r->notify_in_region = clgc_thread_in_region();
+    r->notify_word = word_of(refvm_state_word());
+    while (s.collections == r->before.collections &&
+           s.stalls == r->before.stalls) {
+        sched_yield();
+        s = vm_stats();
+    }
+}
+
+static void *
+race_builder(void *arg)
+{
+    struct build_race *r = arg;
+    char src[1024];
+    const char *p = src;
+    cl_program program;
+    cl_int err;
+
+    refvm_register();
+    slow_source(src, sizeof(src));
+    program = clCreateProgramWithSource(r->cl.context, 1, &p, NULL, &err);
+    atomic_store(&r->about_to_build, 1);
+    if (r->wrapped)
+        r->built =
+            clgc_clBuildProgram(program, 1, &r->cl.device, "", race_notify, r);
+    else
+        r->built =
+            clBuildProgram(program, 1, &r->cl.device, "", race_notify, r);
+    r->returned = tick();
+    refvm_poll(); /* where a raw-call VM thread lets B's collection run */
+    clReleaseProgram(program);
+    refvm_unregister();
+    return NULL;
+}
+
+static void *
+race_collector(void *arg)
+{
+    struct build_race *r = arg;
+
+    refvm_register();
+    while (!atomic_load(&r->about_to_build)) {
+        refvm_poll();
+        sched_yield();
+    }
+    refvm_collect();
+    refvm_unregister();
+    return NULL;
+}
+
+static void
+build_race_run(struct build_race *r, int wrapped)
+{
+    pthread_t b;
+
+    memset(r, 0, sizeof(*r));
+    vm_setup();
+    pocl_open(&r->cl);
+    r->wrapped = wrapped;
+    r->before = vm_stats();
+    refvm_on_stopped(race_on_stopped, r);
+    ck_assert_int_eq(pthread_create(&r->a, NULL, race_builder, r), 0);
+    ck_assert_int_eq(pthread_create(&b, NULL, race_collector, r), 0);
+    ck_assert_int_eq(pthread_join(r->a, NULL), 0);
+    ck_assert_int_eq(pthread_join(b, NULL), 0);
+    refvm_on_stopped(NULL, NULL);
+    clReleaseContext(r->cl.context);
+
+    ck_assert_int_eq(r->built, CL_SUCCESS);
+    ck_assert_int_eq(r->notify_calls, 1);
+    ck_assert(pthread_equal(r->notify_thread, r->a));
+    ck_assert_uint_eq(vm_stats().collections - r->before.collections, 1);
+    ck_assert_uint_eq(vm_stats().violations, 0);
+}
+
+START_TEST(collection_completes_during_wrapped_build)
+{
+    struct build_race r;
+
+    build_race_run(&r, 1);
+    ck_assert_int_lt(r.collected, r.returned);
+    ck_assert_int_eq(r.notify_in_region, 1);
+    ck_assert_int_eq(r.notify_word, CLGC_STATE_SAFE);
+}
+END_TEST
+
+START_TEST(collection_waits_for_raw_build)
+{
+    struct build_race r;
+
+    build_race_run(&r, 0);
+    ck_assert_int_lt(r.returned, r.collected);
+    ck_assert_int_eq(r.notify_in_region, 0);
+    ck_assert_int_eq(r.notify_word, CLGC_STATE_RUNNING);
+    ck_assert_uint_ge(vm_stats().stalls - r.before.stalls, 1);
+}
+END_TEST
+
+/* Test b: A leaves a region while B's collection is in progress. */
+struct park {
+    sem_t inside, go;
+    const int *a_word;
+    struct refvm_stats before;
+    int a_word_parked, collected, resumed; /* ticks but the word */
+};
+
+static void *
+park_region(void *arg)
+{
+    struct park *k = arg;
+
+    sem_post(&k->inside);
+    sem_wait(&k->go);
+    return NULL;
+}
+
+static void *
+park_mutator(void *arg)
+{
+    struct park *k = arg;
+
+    refvm_register();
+    k->a_word = refvm_state_word();
+    clgc_call_safe(park_region, k);
+    k->resumed = tick();
+    refvm_unregister();
+    return NULL;
+}
+
+/* In B's collection, with the world stopped: let A leave its region, and
+ * end the collection only once A has parked. */
+static void
+park_on_stopped(void *arg)
+{
+    struct park *k = arg;
+
+    sem_post(&k->go);
+    while (vm_stats().parks == k->before.parks)
+        sched_yield();
+    k->a_word_parked = word_of(k->a_word);
+    k->collected = tick();
+}
+
+START_TEST(leaving_during_collection_parks_once)
+{
+    struct refvm_stats after;
+    struct park k;
+    pthread_t a;
+
+    memset(&k, 0, sizeof(k));
+    vm_setup();
+    ck_assert_int_eq(sem_init(&k.inside, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&k.go, 0, 0), 0);
+    ck_assert_int_eq(pthread_create(&a, NULL, park_mutator, &k), 0);
+    sem_wait(&k.inside);
+    /* B is this thread, which the VM does not know: it only collects. */
+    k.before = vm_stats();
+    refvm_on_stopped(park_on_stopped, &k);
+    refvm_collect();
+    refvm_on_stopped(NULL, NULL);
+    ck_assert_int_eq(pthread_join(a, NULL), 0);
+    after = vm_stats();
+
+    ck_assert_uint_eq(after.safepoint_calls - k.before.safepoint_calls, 1);
+    ck_assert_uint_eq(after.parks - k.before.parks, 1);
+    ck_assert_uint_eq(after.collections - k.before.collections, 1);
+    ck_assert_int_eq(k.a_word_parked, CLGC_STATE_SAFE);
+    ck_assert_int_lt(k.collected, k.resumed);
+    ck_assert_uint_eq(after.violations, 0);
+    sem_destroy(&k.inside);
+    sem_destroy(&k.go);
+}
+END_TEST
+
+/* Test c: safe, active, safe, active, safe. */
+struct seen {
+    unsigned depth;
+    int in_region, word;
+};
+
+struct nest {
+    int level;
+    int n;
+    struct seen seen[16];
+};
+
+static void
+nest_observe(struct nest *n)
+{
+    n->seen[n->n++] =
+        (struct seen){clgc_thread_region_depth(), clgc_thread_in_region(),
+                      word_of(refvm_state_word())};
+}
+
+static void *nest_safe(void *arg);
+
+static void *
+nest_active(void *arg)
+{
+    struct nest *n = arg;
+
+    nest_observe(n);
+    refvm_alloc(0, n->level); /* active again: the heap is ours */
+    clgc_call_safe(nest_safe, n);
+    nest_observe(n);
+    return NULL;
+}
+
+static void *
+nest_safe(void *arg)
+{
+    struct nest *n = arg;
+
+    n->level++;
+    nest_observe(n);
+    if (n->level < 3 && clgc_call_active(nest_active, n, NULL) != CLGC_OK)
+        n->level = 100; /* fails the count below */
+    nest_observe(n);
+    return NULL;
+}
+
+START_TEST(regions_nest_to_depth_three)
+{
+    /* depth, in region, word: on the way in, then on the way out. */
+    static const struct seen want[] = {
+        {0, 0, CLGC_STATE_RUNNING}, {1, 1, CLGC_STATE_SAFE},
+        {1, 0, CLGC_STATE_RUNNING}, {2, 1, CLGC_STATE_SAFE},
+        {2, 0, CLGC_STATE_RUNNING}, {3, 1, CLGC_STATE_SAFE},
+        {3, 1, CLGC_STATE_SAFE},    {2, 0, CLGC_STATE_RUNNING},
+        {2, 1, CLGC_STATE_SAFE},    {1, 0, CLGC_STATE_RUNNING},
+        {1, 1, CLGC_STATE_SAFE},    {0, 0, CLGC_STATE_RUNNING}};
+    const int nwant = (int)(sizeof(want) / sizeof(want[0]));
+    struct nest n;
+
+    memset(&n, 0, sizeof(n));
+    vm_setup();
+    refvm_register();
+    nest_observe(&n);
+    clgc_call_safe(nest_safe, &n);
+    nest_observe(&n);
+    ck_assert_int_eq(refvm_load(0), 2); /* allocated at level 2 */
+    refvm_unregister();
+
+    ck_assert_int_eq(n.level, 3);
+    ck_assert_int_eq(n.n, nwant);
+    for (int i = 0; i < nwant; i++) {
+        ck_assert_msg(n.seen[i].depth == want[i].depth &&
+                          n.seen[i].in_region == want[i].in_region &&
+                          n.seen[i].word == want[i].word,
+                      "step %d: depth %u in_region %d word %d", i,
+                      n.seen[i].depth, n.seen[i].in_region, n.seen[i].word);
+    }
+    ck_assert_uint_eq(vm_stats().violations, 0);
+}
+END_TEST
+
+/* Test d: misuse. */
+
+static void *
+nothing(void *arg)
+{
+    return arg;
+}
+
+/* Needs a clgc never used, hence first in CK_FORK=no runs; forks so that
+ * the process it runs in stays unused. */
+START_TEST(install_after_use_is_einuse)
+{
+    int status;
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* Any crossing fixes the default runtime for good. */
+        clgc_call_safe(nothing, NULL);
+        _exit(-refvm_install());
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), -CLGC_EINUSE);
+}
+END_TEST
+
+START_TEST(partial_safepoint_form_is_einval)
+{
+    clgc_runtime_t rt;
+
+    refvm_runtime(&rt);
+    rt.safepoint = NULL;
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EINVAL);
+    refvm_runtime(&rt);
+    rt.stop_requested = NULL;
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EINVAL);
+    refvm_runtime(&rt);
+    rt.thread_state = NULL;
+    ck_assert_int_eq(clgc_runtime_install(&rt), CLGC_EINVAL);
+    /* Refused installs leave clgc unused: the whole form installs. */
+    vm_setup();
+    ck_assert_str_eq(clgc_runtime_current()->name, "refvm");
+}
+END_TEST
+
+START_TEST(install_twice_is_ealready)
+{
+    vm_setup();
+    ck_assert_int_eq(refvm_install(), CLGC_EALREADY);
+    ck_assert_str_eq(clgc_runtime_current()->name, "refvm");
+}
+END_TEST
+
+/* What a thread the VM did not start saw of clgc_call_active. */
+struct foreign {
+    int rc, rc_again, called;
+    int attached, registered, word;
+    unsigned threads;
+};
+
+static void *
+foreign_active(void *arg)
+{
+    struct foreign *f = arg;
+
+    f->called++;
+    f->attached = clgc_thread_attached();
+    f->registered = refvm_registered();
+    f->word = word_of(refvm_state_word());
+    f->threads = vm_stats().threads;
+    return NULL;
+}
+
+static void *
+foreign_thread(void *arg)
+{
+    struct foreign *f = arg;
+
+    f->rc = clgc_call_active(foreign_active, f, NULL);
+    f->rc_again = clgc_call_active(foreign_active, f, NULL);
+    return NULL;
+}
+
+static struct foreign
+foreign_run(void)
+{
+    struct foreign f;
+    pthread_t t;
+
+    memset(&f, 0, sizeof(f));
+    f.attached = f.registered = -1;
+    ck_assert_int_eq(pthread_create(&t, NULL, foreign_thread, &f), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    return f;
+}
+
+START_TEST(refused_thread_is_not_attached)
+{
+    struct refvm_stats before, after;
+    struct foreign f;
+
+    vm_setup();
+    before = vm_stats();
+    refvm_allow_attach(0);
+    f = foreign_run();
+    refvm_allow_attach(1);
+    after = vm_stats();
+
+    ck_assert_int_eq(f.rc, CLGC_ENOTATTACHED);
+    ck_assert_int_eq(f.rc_again, CLGC_ENOTATTACHED);
+    ck_assert_int_eq(f.called, 0);
+    ck_assert_uint_eq(after.refused - before.refused, 2);
+    ck_assert_uint_eq(after.attaches - before.attaches, 0);
+    ck_assert_uint_eq(after.threads, before.threads);
+}
+END_TEST
+
+START_TEST(foreign_thread_attaches_once_detaches_at_exit)
+{
+    struct refvm_stats before, after;
+    struct foreign f;
+
+    vm_setup();
+    before = vm_stats();
+    f = foreign_run();
+    after = vm_stats(); /* joined: its exit destructor has run */
+
+    ck_assert_int_eq(f.rc, CLGC_OK);
+    ck_assert_int_eq(f.rc_again, CLGC_OK);
+    ck_assert_int_eq(f.called, 2);
+    ck_assert_int_eq(f.attached, 1);
+    ck_assert_int_eq(f.registered, 1);
+    ck_assert_int_eq(f.word, CLGC_STATE_RUNNING);
+    ck_assert_uint_eq(f.threads, before.threads + 1);
+    ck_assert_uint_eq(after.attaches - before.attaches, 1);
+    ck_assert_uint_eq(after.detaches - before.detaches, 1);
+    ck_assert_uint_eq(after.threads, before.threads);
+}
+END_TEST
+
+/* Test e: mutators, a collector and wrapper calls at once. */
+#define MUTATORS 2
+#define ALLOCS 3000
+#define COLLECTIONS 1000
+#define EVENTS 40
+
+struct world {
+    cl_platform_id platform;
+    cl_event events[EVENTS];
+    atomic_ulong allocs;
+    atomic_int failures, stopped_allocs, collector_done;
+};
+
+/* Holds the world stopped a while, giving the other threads the CPU: a
+ * thread that should be stopped but is not allocates meanwhile. */
+static void
+world_on_stopped(void *arg)
+{
+    struct world *w = arg;
+    unsigned long before = vm_stats().allocated;
+
+    for (int i = 0; i < 20; i++)
+        sched_yield();
+    if (vm_stats().allocated != before)
+        atomic_fetch_add(&w->stopped_allocs, 1);
+}
+
+/* What root slot `slot` of thread `id` holds after its allocations
+ * 0 .. n-1: allocation k went into slot k % REFVM_ROOTS. */
+static long
+churn_held(long id, long n, int slot)
+{
+    if (n <= slot)
+        return -1;
+    return id * 1000000 + (n - 1) - (n - 1 - slot) % REFVM_ROOTS;
+}
+
+/* Allocation number i of thread id. Before it, the thread reads its roots
+ * for a while without polling, as VM code runs between safepoints: each
+ * object must have survived every collection with its value intact, and
+ * each read checks that no collection is running (refvm_load). */
+static void
+churn(struct world *w, long id, long i)
+{
+    for (int k = 0; k < 32 * REFVM_ROOTS; k++)
+        if (refvm_load(k % REFVM_ROOTS) != churn_held(id, i, k % REFVM_ROOTS))
+            atomic_fetch_add(&w->failures, 1);
+    refvm_alloc((int)(i % REFVM_ROOTS), id * 1000000 + i);
+    atomic_fetch_add(&w->allocs, 1);
+}
+
+static void *
+mutator(void *arg)
+{
+    struct world *w = arg;
+    static atomic_long ids = 1;
+    long id = atomic_fetch_add(&ids, 1);
+    char name[128];
+
+    refvm_register();
+    /* Until the collector is done, so that every collection meets them. */
+    for (long i = 0; i < ALLOCS || !atomic_load(&w->collector_done); i++) {
+        churn(w, id, i);
+        if (i % 64 == 0 &&
+            clgc_clGetPlatformInfo(w->platform, CL_PLATFORM_NAME, sizeof(name),
+                                   name, NULL) != CL_SUCCESS)
+            atomic_fetch_add(&w->failures, 1);
+        refvm_poll();
+    }
+    refvm_unregister();
+    return NULL;
+}
+
+static void *
+collector(void *arg)
+{
+    struct world *w = arg;
+
+    refvm_register();
+    for (long i = 0; i < COLLECTIONS; i++) {
+        unsigned long allocs = atomic_load(&w->allocs);
+
+        /* Let the others run between collections: each collection then
+         * meets threads in the middle of their work. */
+        churn(w, 0, i);
+        while (atomic_load(&w->allocs) < allocs + 2 * MUTATORS + 1) {
+            refvm_poll();
+            sched_yield();
+        }
+        refvm_collect();
+    }
+    atomic_store(&w->collector_done, 1);
+    refvm_unregister();
+    return NULL;
+}
+
+/* Waits in a wrapper for each user event in turn, which completer() sets. */
+static void *
+waiter(void *arg)
+{
+    struct world *w = arg;
+
+    refvm_register();
+    for (long i = 0; i < EVENTS; i++) {
+        churn(w, 100, i);
+        if (clgc_clWaitForEvents(1, &w->events[i]) != CL_SUCCESS)
+            atomic_fetch_add(&w->failures, 1);
+    }
+    refvm_unregister();
+    return NULL;
+}
+
+static void *
+completer(void *arg)
+{
+    struct world *w = arg;
+
+    refvm_register();
+    for (long i = 0; i < EVENTS; i++) {
+        churn(w, 200, i);
+        if (clgc_clSetUserEventStatus(w->events[i], CL_COMPLETE) != CL_SUCCESS)
+            atomic_fetch_add(&w->failures, 1);
+        refvm_poll();
+    }
+    refvm_unregister();
+    return NULL;
+}
+
+START_TEST(mutators_collector_and_wrappers_at_once)
+{
+    static void *(*const roles[])(void *) = {mutator, mutator, collector,
+                                             waiter, completer};
+    enum { NROLES = sizeof(roles) / sizeof(roles[0]) };
+    struct refvm_stats before, after;
+    struct world w;
+    struct pocl cl;
+    pthread_t t[NROLES];
+    unsigned long allocs;
+    int failures, stopped_allocs;
+    cl_int err;
+
+    memset(&w, 0, sizeof(w));
+    vm_setup();
+    pocl_open(&cl);
+    w.platform = test_platform(POCL);
+    for (int i = 0; i < EVENTS; i++) {
+        w.events[i] = clCreateUserEvent(cl.context, &err);
+        ck_assert_int_eq(err, CL_SUCCESS);
+    }
+    before = vm_stats();
+    refvm_on_stopped(world_on_stopped, &w);
+    for (int i = 0; i < NROLES; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, roles[i], &w), 0);
+    for (int i = 0; i < NROLES; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    refvm_on_stopped(NULL, NULL);
+    /* Every thread has unregistered: all that is left is garbage. */
+    refvm_collect();
+    after = vm_stats();
+    allocs = atomic_load(&w.allocs);
+    for (int i = 0; i < EVENTS; i++)
+        clReleaseEvent(w.events[i]);
+    clReleaseContext(cl.context);
+
+    failures = atomic_load(&w.failures);
+    stopped_allocs = atomic_load(&w.stopped_allocs);
+    ck_assert_int_eq(failures, 0);
+    ck_assert_int_eq(stopped_allocs, 0);
+    ck_assert_uint_eq(after.violations, 0);
+    ck_assert_uint_eq(after.collections - before.collections, COLLECTIONS + 1);
+    ck_assert_uint_ge(after.allocated - before.allocated,
+                      MUTATORS * ALLOCS + COLLECTIONS + 2 * EVENTS);
+    ck_assert_uint_eq(after.allocated - before.allocated, allocs);
+    ck_assert_uint_eq(after.freed, after.allocated);
+    ck_assert_uint_eq(after.threads, 0);
+}
+END_TEST
+
+static Suite *
+safepoint_suite(void)
+{
+    Suite *s = suite_create("safepoint");
+    TCase *install = tcase_create("install");
+    TCase *order = tcase_create("order");
+    TCase *regions = tcase_create("regions");
+
+    /* First: see the top of the file. */
+    tcase_add_test(install, install_after_use_is_einuse);
+    tcase_add_test(install, partial_safepoint_form_is_einval);
+    tcase_add_test(install, install_twice_is_ealready);
+    tcase_add_test(install, refused_thread_is_not_attached);
+    tcase_add_test(install, foreign_thread_attaches_once_detaches_at_exit);
+    suite_add_tcase(s, install);
+    /* PoCL's first build in a process takes seconds here. */
+    tcase_set_timeout(order, 60);
+    tcase_add_test(order, collection_completes_during_wrapped_build);
+    tcase_add_test(order, collection_waits_for_raw_build);
+    tcase_add_test(order, leaving_during_collection_parks_once);
+    suite_add_tcase(s, order);
+    tcase_add_test(regions, regions_nest_to_depth_three);
+    suite_add_tcase(s, regions);
+    return s;
+}
+
+static Suite *
+threads_suite(void)
+{
+    Suite *s = suite_create("threads");
+    TCase *tc = tcase_create("threads");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, mutators_collector_and_wrappers_at_once);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(safepoint_suite());
+    int failed;
+
+    srunner_add_suite(sr, threads_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed; /* far below 77, which automake takes for "skipped" */
+}

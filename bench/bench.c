@@ -3,6 +3,7 @@
  *
  *   clgc-bench call [--samples N] [--calls N] [--threads N]
  *   clgc-bench gc [options]            (bench/gc.c)
+ *   clgc-bench wait [options]          (bench/wait.c)
  *
  * `call` times cheap calls (clGetPlatformInfo, clGetEventInfo on a
  * completed event) raw and through their clgc_ wrappers, once per runtime:
@@ -363,7 +364,9 @@ usage(FILE *f)
 {
     fprintf(f, "usage: clgc-bench call [--samples N] [--calls N] "
                "[--threads N]\n"
-               "       clgc-bench gc [--help]\n");
+               "       clgc-bench gc [--help]\n"
+               "       clgc-bench wait [--samples N] [--launches N] "
+               "[--items N]\n");
 }
 
 int
@@ -375,6 +378,8 @@ main(int argc, char **argv)
     }
     if (strcmp(argv[1], "gc") == 0)
         return bench_gc(argc - 1, argv + 1);
+    if (strcmp(argv[1], "wait") == 0)
+        return bench_wait(argc - 1, argv + 1);
     if (strcmp(argv[1], "call") != 0) {
         usage(stderr);
         return 2;

@@ -12,4 +12,7 @@ double bench_median(double *v, int n);
 /* clgc-bench gc ARGS... (bench/gc.c); argv[0] is "gc". */
 int bench_gc(int argc, char **argv);
 
+/* clgc-bench wait ARGS... (bench/wait.c); argv[0] is "wait". */
+int bench_wait(int argc, char **argv);
+
 #endif /* CLGC_BENCH_H */

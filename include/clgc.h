@@ -9,6 +9,7 @@
  *   clgc/runtime.h   the runtime interface: safe regions, thread attach
  *   clgc/commands.h  metadata about every OpenCL command
  *   clgc/wrappers.h  clgc_<name> for every OpenCL command (generated)
+ *   clgc/wait.h      the cooperative wait
  *
  * clgc/dropin.h additionally maps every clXxx name to clgc_clXxx. */
 
@@ -16,5 +17,6 @@
 #include "clgc/runtime.h"
 #include "clgc/commands.h"
 #include "clgc/wrappers.h"
+#include "clgc/wait.h"
 
 #endif /* CLGC_H */

@@ -710,6 +710,102 @@ START_TEST(mutators_collector_and_wrappers_at_once)
 }
 END_TEST
 
+/* The ticker: while VM thread A waits for a long kernel, VM thread B
+ * collects and counts its collections until A is done. Through
+ * clgc_wait_for_events A sleeps in a safe region and B keeps ticking; in
+ * a raw clWaitForEvents, outside any region, A reaches no safepoint until
+ * the kernel is over, and B's first collection waits for all of it. */
+static const char *spin_src = "__kernel void spin(__global float *x, int n)\n"
+                              "{\n"
+                              "    float a = x[get_global_id(0)];\n"
+                              "    for (int i = 0; i < n; i++)\n"
+                              "        a = a * 0.999f + 0.5f;\n"
+                              "    x[get_global_id(0)] = a;\n"
+                              "}\n";
+
+struct ticker {
+    atomic_int waiting, done;
+    unsigned long ticks;
+};
+
+static void *
+ticker_run(void *arg)
+{
+    struct ticker *t = arg;
+
+    refvm_register();
+    while (!atomic_load(&t->waiting))
+        refvm_poll();
+    while (!atomic_load(&t->done)) {
+        refvm_collect();
+        t->ticks++;
+    }
+    refvm_unregister();
+    return NULL;
+}
+
+static unsigned long
+ticks_during_wait(int cooperative)
+{
+    struct ticker t = {0, 0, 0};
+    size_t global = 1024;
+    int n = 700000; /* about 0.4 s on PoCL here */
+    struct pocl p;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel kernel;
+    cl_mem buf;
+    cl_event done;
+    pthread_t b;
+    cl_int err;
+
+    pocl_open(&p);
+    queue = clCreateCommandQueueWithProperties(p.context, p.device, NULL, &err);
+    program = clCreateProgramWithSource(p.context, 1, &spin_src, NULL, &err);
+    ck_assert_int_eq(clBuildProgram(program, 1, &p.device, "", NULL, NULL), 0);
+    kernel = clCreateKernel(program, "spin", &err);
+    buf = clCreateBuffer(p.context, CL_MEM_READ_WRITE, global * sizeof(float),
+                         NULL, &err);
+    ck_assert_int_eq(clSetKernelArg(kernel, 0, sizeof(buf), &buf), 0);
+    ck_assert_int_eq(clSetKernelArg(kernel, 1, sizeof(n), &n), 0);
+
+    refvm_register();
+    ck_assert_int_eq(pthread_create(&b, NULL, ticker_run, &t), 0);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global,
+                                            NULL, 0, NULL, &done),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clFlush(queue), CL_SUCCESS);
+    atomic_store(&t.waiting, 1);
+    if (cooperative)
+        ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
+    else
+        ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
+    atomic_store(&t.done, 1);
+    refvm_poll(); /* where the raw waiter lets B's collection through */
+    refvm_unregister();
+    ck_assert_int_eq(pthread_join(b, NULL), 0);
+
+    clReleaseEvent(done);
+    clReleaseMemObject(buf);
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(p.context);
+    return t.ticks;
+}
+
+START_TEST(ticker_runs_during_cooperative_wait)
+{
+    unsigned long cooperative, raw;
+
+    vm_setup();
+    cooperative = ticks_during_wait(1);
+    raw = ticks_during_wait(0);
+    ck_assert_uint_le(raw, 1);
+    ck_assert_uint_gt(cooperative, raw);
+}
+END_TEST
+
 static Suite *
 safepoint_suite(void)
 {
@@ -730,6 +826,7 @@ safepoint_suite(void)
     tcase_add_test(order, collection_completes_during_wrapped_build);
     tcase_add_test(order, collection_waits_for_raw_build);
     tcase_add_test(order, leaving_during_collection_parks_once);
+    tcase_add_test(order, ticker_runs_during_cooperative_wait);
     suite_add_tcase(s, order);
     tcase_add_test(regions, regions_nest_to_depth_three);
     suite_add_tcase(s, regions);

@@ -4,6 +4,7 @@
  * (CK_RUN_SUITE=threads). */
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -110,6 +111,91 @@ START_TEST(threads_exiting_attached_are_detached)
 }
 END_TEST
 
+/* One waiter and its completer: the waiter makes a user event, hands it
+ * over and waits for it; the completer completes it and says when it is
+ * done with it, so that the waiter releases it only then. */
+#define WAITS 500
+
+struct pair {
+    cl_context context;
+    cl_event event;
+    sem_t handed, taken;
+    int failures, waited;
+};
+
+static void *
+completer(void *arg)
+{
+    struct pair *p = arg;
+
+    for (int i = 0; i < WAITS; i++) {
+        while (sem_wait(&p->handed) != 0)
+            ;
+        if (clSetUserEventStatus(p->event, CL_COMPLETE) != CL_SUCCESS)
+            p->failures++;
+        sem_post(&p->taken);
+    }
+    return NULL;
+}
+
+static void *
+waiter(void *arg)
+{
+    struct pair *p = arg;
+    cl_int err;
+
+    for (int i = 0; i < WAITS; i++) {
+        cl_event ev = clCreateUserEvent(p->context, &err);
+
+        p->event = ev;
+        sem_post(&p->handed);
+        if (clgc_wait_for_events(1, &ev) != CL_SUCCESS)
+            p->failures++;
+        p->waited += clgc_wait_last_path() == CLGC_WAIT_PATH_CALLBACK ||
+                     clgc_wait_last_path() == CLGC_WAIT_PATH_POLL;
+        while (sem_wait(&p->taken) != 0)
+            ;
+        clReleaseEvent(ev);
+    }
+    return NULL;
+}
+
+START_TEST(many_waits_lose_no_completion)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    struct pair p[THREADS];
+    pthread_t w[THREADS], c[THREADS];
+    cl_device_id device;
+    cl_context context;
+    int waited = 0;
+    cl_int err;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    /* Straight to the callback unless the event is done already. */
+    ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    for (int i = 0; i < THREADS; i++) {
+        p[i] = (struct pair){.context = context};
+        sem_init(&p[i].handed, 0, 0);
+        sem_init(&p[i].taken, 0, 0);
+        ck_assert_int_eq(pthread_create(&c[i], NULL, completer, &p[i]), 0);
+        ck_assert_int_eq(pthread_create(&w[i], NULL, waiter, &p[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_int_eq(pthread_join(w[i], NULL), 0);
+        ck_assert_int_eq(pthread_join(c[i], NULL), 0);
+        ck_assert_int_eq(p[i].failures, 0);
+        waited += p[i].waited;
+        sem_destroy(&p[i].handed);
+        sem_destroy(&p[i].taken);
+    }
+    ck_assert_int_eq(waited, THREADS * WAITS);
+    clReleaseContext(context);
+}
+END_TEST
+
 Suite *
 clgc_make_threads_suite(void)
 {
@@ -119,6 +205,7 @@ clgc_make_threads_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, wrappers_from_many_threads);
     tcase_add_test(tc, threads_exiting_attached_are_detached);
+    tcase_add_test(tc, many_waits_lose_no_completion);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,235 @@
+/* The cooperative wait on the real PoCL device: it returns once the
+ * events are done, inside exactly one safe region, reports failed
+ * commands, takes the path it is set to, and refuses bad input. */
+
+#include <pthread.h>
+#include <string.h>
+
+#include "testutil.h"
+
+/* Each work item spins `n` times: long enough to be waited for. */
+static const char *spin_src = "__kernel void spin(__global float *x, int n)\n"
+                              "{\n"
+                              "    float a = x[get_global_id(0)];\n"
+                              "    for (int i = 0; i < n; i++)\n"
+                              "        a = a * 0.999f + 0.5f;\n"
+                              "    x[get_global_id(0)] = a;\n"
+                              "}\n";
+
+struct device {
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel kernel;
+    cl_mem buf;
+};
+
+static void
+device_open(struct device *d)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    cl_device_id device;
+    cl_int err;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    d->context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->queue =
+        clCreateCommandQueueWithProperties(d->context, device, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->program =
+        clCreateProgramWithSource(d->context, 1, &spin_src, NULL, &err);
+    ck_assert_int_eq(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
+                     CL_SUCCESS);
+    d->kernel = clCreateKernel(d->program, "spin", &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->buf = clCreateBuffer(d->context, CL_MEM_READ_WRITE, 1024 * sizeof(float),
+                            NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+}
+
+static void
+device_close(struct device *d)
+{
+    clReleaseMemObject(d->buf);
+    clReleaseKernel(d->kernel);
+    clReleaseProgram(d->program);
+    clReleaseCommandQueue(d->queue);
+    clReleaseContext(d->context);
+}
+
+/* Enqueue the kernel behind `gate` (may be NULL); returns its event. The
+ * enqueue is raw and unflushed: the wait must flush. */
+static cl_event
+enqueue_spin(struct device *d, int n, cl_event gate)
+{
+    size_t global = 1024;
+    cl_event done;
+
+    ck_assert_int_eq(clSetKernelArg(d->kernel, 0, sizeof(d->buf), &d->buf), 0);
+    ck_assert_int_eq(clSetKernelArg(d->kernel, 1, sizeof(n), &n), 0);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, NULL,
+                                            &global, NULL, gate ? 1 : 0,
+                                            gate ? &gate : NULL, &done),
+                     CL_SUCCESS);
+    return done;
+}
+
+static cl_int
+status_of(cl_event ev)
+{
+    cl_int status = 1;
+
+    ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                    sizeof(status), &status, NULL),
+                     CL_SUCCESS);
+    return status;
+}
+
+/* Sets a user event's status from another thread. */
+struct setter {
+    cl_event event;
+    cl_int status;
+};
+
+static void *
+set_status(void *arg)
+{
+    struct setter *s = arg;
+
+    clSetUserEventStatus(s->event, s->status);
+    return NULL;
+}
+
+START_TEST(wait_sleeps_until_the_callback)
+{
+    struct device d;
+    cl_event gate, done;
+    struct setter s;
+    pthread_t t;
+    unsigned long safe0;
+    cl_int err;
+
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    gate = clCreateUserEvent(d.context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    done = enqueue_spin(&d, 1000, gate);
+    s = (struct setter){gate, CL_COMPLETE};
+    ck_assert_int_eq(pthread_create(&t, NULL, set_status, &s), 0);
+
+    safe0 = test_rt_safe_calls();
+    ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
+    ck_assert_uint_eq(test_rt_safe_calls() - safe0, 1);
+    ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_CALLBACK);
+    ck_assert_int_eq(status_of(done), CL_COMPLETE);
+    ck_assert_uint_eq(clgc_thread_region_depth(), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    device_close(&d);
+}
+END_TEST
+
+START_TEST(wait_for_a_done_event_polls)
+{
+    struct device d;
+    cl_event done;
+
+    device_open(&d);
+    done = enqueue_spin(&d, 1, NULL);
+    ck_assert_int_eq(clFinish(d.queue), CL_SUCCESS);
+    /* A second is far beyond what a finished event needs. */
+    ck_assert_int_eq(clgc_wait_set_poll_ns(1000000000L), CLGC_OK);
+    ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_POLL);
+    clReleaseEvent(done);
+    device_close(&d);
+}
+END_TEST
+
+/* PoCL tells callbacks CL_COMPLETE even for failed commands, and never
+ * calls back for a user event set to an error: the wait must still return,
+ * with the error. */
+START_TEST(failed_commands_report_their_error)
+{
+    struct device d;
+    cl_event gate, done, lone;
+    struct setter s1, s2;
+    pthread_t t1, t2;
+    cl_int err;
+
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    gate = clCreateUserEvent(d.context, &err);
+    lone = clCreateUserEvent(d.context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    done = enqueue_spin(&d, 10, gate);
+    s1 = (struct setter){gate, -5};
+    s2 = (struct setter){lone, -7};
+    ck_assert_int_eq(pthread_create(&t1, NULL, set_status, &s1), 0);
+    ck_assert_int_eq(pthread_create(&t2, NULL, set_status, &s2), 0);
+
+    ck_assert_int_eq(clgc_wait_for_events(1, &lone),
+                     CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    ck_assert_int_eq(clgc_wait_for_events(1, &done),
+                     CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    ck_assert_int_lt(status_of(done), 0);
+    ck_assert_int_eq(status_of(lone), -7);
+    ck_assert_int_eq(pthread_join(t1, NULL), 0);
+    ck_assert_int_eq(pthread_join(t2, NULL), 0);
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    clReleaseEvent(lone);
+    device_close(&d);
+}
+END_TEST
+
+START_TEST(blocking_mode_waits_in_the_driver)
+{
+    struct device d;
+    cl_event done[2];
+
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_BLOCKING), CLGC_OK);
+    done[0] = enqueue_spin(&d, 1000, NULL);
+    done[1] = enqueue_spin(&d, 1000, NULL);
+    ck_assert_int_eq(clgc_wait_for_events(2, done), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_BLOCKING);
+    ck_assert_int_eq(status_of(done[0]), CL_COMPLETE);
+    ck_assert_int_eq(status_of(done[1]), CL_COMPLETE);
+    ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_COOPERATIVE), CLGC_OK);
+    clReleaseEvent(done[0]);
+    clReleaseEvent(done[1]);
+    device_close(&d);
+}
+END_TEST
+
+START_TEST(bad_input_is_refused)
+{
+    cl_event none = NULL;
+
+    ck_assert_int_eq(clgc_wait_for_events(0, NULL), CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_wait_for_events(1, NULL), CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_wait_for_events(1, &none), CL_INVALID_EVENT);
+    ck_assert_int_eq(clgc_wait_set_mode((clgc_wait_mode_t)7), CLGC_EINVAL);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(-1), CLGC_EINVAL);
+}
+END_TEST
+
+Suite *
+clgc_make_wait_suite(void)
+{
+    Suite *s = suite_create("wait");
+    TCase *tc = tcase_create("cooperative");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, wait_sleeps_until_the_callback);
+    tcase_add_test(tc, wait_for_a_done_event_polls);
+    tcase_add_test(tc, failed_commands_report_their_error);
+    tcase_add_test(tc, blocking_mode_waits_in_the_driver);
+    tcase_add_test(tc, bad_input_is_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -715,13 +715,6 @@ END_TEST
  * clgc_wait_for_events A sleeps in a safe region and B keeps ticking; in
  * a raw clWaitForEvents, outside any region, A reaches no safepoint until
  * the kernel is over, and B's first collection waits for all of it. */
-static const char *spin_src = "__kernel void spin(__global float *x, int n)\n"
-                              "{\n"
-                              "    float a = x[get_global_id(0)];\n"
-                              "    for (int i = 0; i < n; i++)\n"
-                              "        a = a * 0.999f + 0.5f;\n"
-                              "    x[get_global_id(0)] = a;\n"
-                              "}\n";
 
 struct ticker {
     atomic_int waiting, done;
@@ -761,7 +754,8 @@ ticks_during_wait(int cooperative)
 
     pocl_open(&p);
     queue = clCreateCommandQueueWithProperties(p.context, p.device, NULL, &err);
-    program = clCreateProgramWithSource(p.context, 1, &spin_src, NULL, &err);
+    program =
+        clCreateProgramWithSource(p.context, 1, &test_spin_src, NULL, &err);
     ck_assert_int_eq(clBuildProgram(program, 1, &p.device, "", NULL, NULL), 0);
     kernel = clCreateKernel(program, "spin", &err);
     buf = clCreateBuffer(p.context, CL_MEM_READ_WRITE, global * sizeof(float),

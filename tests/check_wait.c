@@ -7,15 +7,6 @@
 
 #include "testutil.h"
 
-/* Each work item spins `n` times: long enough to be waited for. */
-static const char *spin_src = "__kernel void spin(__global float *x, int n)\n"
-                              "{\n"
-                              "    float a = x[get_global_id(0)];\n"
-                              "    for (int i = 0; i < n; i++)\n"
-                              "        a = a * 0.999f + 0.5f;\n"
-                              "    x[get_global_id(0)] = a;\n"
-                              "}\n";
-
 struct device {
     cl_context context;
     cl_command_queue queue;
@@ -39,7 +30,7 @@ device_open(struct device *d)
         clCreateCommandQueueWithProperties(d->context, device, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     d->program =
-        clCreateProgramWithSource(d->context, 1, &spin_src, NULL, &err);
+        clCreateProgramWithSource(d->context, 1, &test_spin_src, NULL, &err);
     ck_assert_int_eq(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
                      CL_SUCCESS);
     d->kernel = clCreateKernel(d->program, "spin", &err);

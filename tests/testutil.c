@@ -7,6 +7,14 @@
 
 #include "testutil.h"
 
+const char *test_spin_src = "__kernel void spin(__global float *x, int n)\n"
+                            "{\n"
+                            "    float a = x[get_global_id(0)];\n"
+                            "    for (int i = 0; i < n; i++)\n"
+                            "        a = a * 0.999f + 0.5f;\n"
+                            "    x[get_global_id(0)] = a;\n"
+                            "}\n";
+
 static atomic_ulong safe_calls, active_calls, attach_calls, detach_calls;
 static atomic_int attach_result;
 static __thread int hook_depth;

@@ -28,6 +28,10 @@ void test_rt_set_attach_result(int err);
  * the raw loader calls; fails the test if there is none. */
 cl_platform_id test_platform(const char *name);
 
+/* OpenCL C source of `spin(__global float *x, int n)`: each work item
+ * spins n times, so a launch takes as long as a test needs. */
+extern const char *test_spin_src;
+
 /* Every suite, for check_main.c. */
 Suite *clgc_make_runtime_suite(void);
 Suite *clgc_make_commands_suite(void);

@@ -3,6 +3,7 @@
  * threads that exit attached are detached. The TSan build runs this suite
  * (CK_RUN_SUITE=threads). */
 
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <string.h>
@@ -196,6 +197,89 @@ START_TEST(many_waits_lose_no_completion)
 }
 END_TEST
 
+/* Four producers complete user events posted to one queue; the owner
+ * drains it whenever its fd is readable. Every handler runs exactly once,
+ * on the owner. */
+#define POSTS 2500
+
+struct producer {
+    cl_event ev[POSTS];
+    int failures;
+};
+
+static void *
+produce(void *arg)
+{
+    struct producer *p = arg;
+
+    for (int i = 0; i < POSTS; i++)
+        if (clSetUserEventStatus(p->ev[i], CL_COMPLETE) != CL_SUCCESS)
+            p->failures++;
+    return NULL;
+}
+
+static pthread_t owner;
+static int delivered_off_owner;
+
+static void
+count_run(cl_event event, cl_int status, void *data)
+{
+    int *runs = data;
+
+    (*runs)++;
+    if (status != CL_COMPLETE || !pthread_equal(pthread_self(), owner))
+        delivered_off_owner++;
+}
+
+START_TEST(queue_delivers_every_completion_once)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    static struct producer p[THREADS];
+    static int runs[THREADS][POSTS];
+    clgc_queue_t *q = clgc_queue_create();
+    struct pollfd fd = {clgc_queue_fd(q), POLLIN, 0};
+    unsigned total = 0;
+    pthread_t t[THREADS];
+    cl_device_id device;
+    cl_context context;
+    cl_int err;
+
+    owner = pthread_self();
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    for (int i = 0; i < THREADS; i++)
+        for (int k = 0; k < POSTS; k++) {
+            p[i].ev[k] = clCreateUserEvent(context, &err);
+            ck_assert_int_eq(err, CL_SUCCESS);
+            ck_assert_int_eq(
+                clgc_event_post(p[i].ev[k], q, count_run, &runs[i][k]),
+                CL_SUCCESS);
+        }
+    for (int i = 0; i < THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
+    while (total < THREADS * POSTS) {
+        ck_assert_int_eq(poll(&fd, 1, -1), 1);
+        total += clgc_queue_drain(q, 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        ck_assert_int_eq(p[i].failures, 0);
+    }
+    ck_assert_uint_eq(total, THREADS * POSTS);
+    ck_assert_uint_eq(clgc_queue_drain(q, 0), 0);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    ck_assert_int_eq(delivered_off_owner, 0);
+    for (int i = 0; i < THREADS; i++)
+        for (int k = 0; k < POSTS; k++) {
+            ck_assert_int_eq(runs[i][k], 1);
+            clReleaseEvent(p[i].ev[k]);
+        }
+    clReleaseContext(context);
+}
+END_TEST
+
 Suite *
 clgc_make_threads_suite(void)
 {
@@ -206,6 +290,7 @@ clgc_make_threads_suite(void)
     tcase_add_test(tc, wrappers_from_many_threads);
     tcase_add_test(tc, threads_exiting_attached_are_detached);
     tcase_add_test(tc, many_waits_lose_no_completion);
+    tcase_add_test(tc, queue_delivers_every_completion_once);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,5 +39,6 @@ Suite *clgc_make_pocl_suite(void);
 Suite *clgc_make_forward_suite(void);
 Suite *clgc_make_threads_suite(void);
 Suite *clgc_make_wait_suite(void);
+Suite *clgc_make_notify_suite(void);
 
 #endif /* CLGC_TESTUTIL_H */

@@ -63,6 +63,75 @@ typedef enum clgc_wait_path {
 
 CLGC_EXTERN clgc_wait_path_t clgc_wait_last_path(void);
 
+/* Asynchronous waits, for runtimes with a scheduler of their own: a
+ * handler runs exactly once when the event completes or fails, with the
+ * event's real final status (CL_COMPLETE, or the negative error). The
+ * event must stay valid until the handler has run; the handler may
+ * release it only in a queue's drain (a release on PoCL's thread can
+ * wait for work that thread should do).
+ *
+ * PoCL 3.1 never calls back for a user event set to an error status, nor
+ * for the commands that depend on it. clgc watches every pending
+ * notification from a thread of its own, started on first use, which
+ * looks at their status every 10 ms and delivers the failed ones itself:
+ * such a handler runs on that thread, up to 10 ms late. */
+typedef void (*clgc_event_cb)(cl_event event, cl_int status, void *data);
+
+typedef enum clgc_notify_mode {
+    /* The handler runs on the thread that sees the completion (PoCL's, or
+     * clgc's watcher, or the caller's if the event is already complete),
+     * with the runtime untouched: to wake an event loop, as
+     * uv_async_send does. It must not use the runtime. */
+    CLGC_NOTIFY_RAW,
+    /* The handler runs on that thread with the runtime active, through
+     * clgc_call_active: a foreign thread is attached once, on its first
+     * handler, and stays attached until it exits. If it cannot be
+     * attached, the handler runs with the runtime untouched and gets
+     * status CLGC_NOTIFY_NOT_ATTACHED. */
+    CLGC_NOTIFY_ACTIVE
+} clgc_notify_mode_t;
+
+/* The status an ACTIVE handler gets when its thread could not be
+ * attached; no OpenCL status has this value. */
+#define CLGC_NOTIFY_NOT_ATTACHED (-1000000)
+
+/* Run handler(event, status, data) once when event completes or fails.
+ * Returns CL_SUCCESS, CL_INVALID_EVENT for a NULL or released event,
+ * CL_INVALID_VALUE for a NULL handler or an unknown mode,
+ * CL_OUT_OF_HOST_MEMORY, or clSetEventCallback's error: on any error the
+ * handler never runs. Any thread. */
+CLGC_EXTERN cl_int clgc_event_notify(cl_event event, clgc_notify_mode_t mode,
+                                     clgc_event_cb handler, void *data);
+
+/* A completion queue: completions are posted from any thread and their
+ * handlers run on the thread that drains it, the one that owns the
+ * runtime. Its file descriptor is readable while completions are pending
+ * (wakeups coalesce: one readable state for any number of them), so it
+ * plugs into epoll, libuv, luv, cqueues or Guile's fd waits. */
+typedef struct clgc_queue clgc_queue_t;
+
+/* A new queue, or NULL with errno set. Undo with clgc_queue_close(). */
+CLGC_EXTERN clgc_queue_t *clgc_queue_create(void);
+
+/* The queue's file descriptor (an eventfd): poll it for reading, never
+ * read or close it. Valid until clgc_queue_close(). */
+CLGC_EXTERN int clgc_queue_fd(const clgc_queue_t *queue);
+
+/* As clgc_event_notify, but the handler runs in a later
+ * clgc_queue_drain(queue). */
+CLGC_EXTERN cl_int clgc_event_post(cl_event event, clgc_queue_t *queue,
+                                   clgc_event_cb handler, void *data);
+
+/* Run the handlers of up to max pending completions (0: all), in the
+ * order they completed, on the calling thread; return how many ran. Never
+ * blocks. One thread drains a queue at a time. */
+CLGC_EXTERN unsigned clgc_queue_drain(clgc_queue_t *queue, unsigned max);
+
+/* Close the queue: run the handlers still pending, then free it.
+ * Returns CLGC_OK, or CLGC_EBUSY (the queue stays open) while some event
+ * posted to it has yet to complete: close it after those events. */
+CLGC_EXTERN int clgc_queue_close(clgc_queue_t *queue);
+
 CLGC_END_DECLS
 
 #endif /* CLGC_WAIT_H */

@@ -1,0 +1,367 @@
+/* Asynchronous waits and completion queues (include/clgc/wait.h).
+ *
+ * A notification is a heap record shared by PoCL's callback, clgc's
+ * watcher and, once delivered to a queue, the queue. It is delivered once,
+ * by whichever of the callback and the watcher gets there first (a
+ * compare-and-swap on `delivered`), and freed by whichever drops the last
+ * reference:
+ *
+ * - the callback's: PoCL's completion callback drops it, with the watch
+ *   list's, when it runs (unlinking the record from the list);
+ * - the watch list's: the record stays listed until the callback comes, so
+ *   that the watcher can deliver a failure PoCL never calls back for;
+ * - the queue's: taken when the record is pushed, dropped after its
+ *   handler ran in a drain.
+ *
+ * A record whose callback never comes (PoCL 3.1, a failed user event and
+ * what depends on it) stays on the watch list, delivered, for the life of
+ * the process: about a hundred bytes per such failure. */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clgc/wait.h"
+#include "internal.h"
+
+/* How often the watcher looks at undelivered notifications. */
+#define CLGC__WATCH_NS 10000000L
+
+struct clgc__note {
+    struct clgc__note *qnext;         /* in a queue */
+    struct clgc__note *wnext, *wprev; /* in the watch list */
+    struct clgc__note *fnext;         /* in the watcher's list of failures */
+    cl_event event;
+    clgc_event_cb handler;
+    void *data;
+    clgc_queue_t *queue; /* NULL: run the handler where it is delivered */
+    clgc_notify_mode_t mode;
+    cl_int status;
+    int delivered;
+    unsigned refs;
+};
+
+struct clgc_queue {
+    int fd;                            /* eventfd: readable while pending */
+    struct clgc__note *_Atomic pushed; /* newest first */
+    struct clgc__note *ready;          /* the drainer's, oldest first */
+    atomic_uint outstanding;           /* posted, not yet delivered */
+};
+
+/* The watch list: every notification whose callback has not come. */
+static pthread_mutex_t clgc__watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t clgc__watch_cond = PTHREAD_COND_INITIALIZER;
+static struct clgc__note clgc__watch = {.wnext = &clgc__watch,
+                                        .wprev = &clgc__watch};
+static unsigned clgc__undelivered; /* under the lock: what to watch for */
+static pthread_once_t clgc__watcher_once = PTHREAD_ONCE_INIT;
+static int clgc__watcher_failed;
+
+static void
+clgc__unref(struct clgc__note *n, unsigned k)
+{
+    if (__atomic_sub_fetch(&n->refs, k, __ATOMIC_ACQ_REL) == 0)
+        free(n);
+}
+
+static cl_int
+clgc__final_status(cl_event event)
+{
+    cl_int status = CL_COMPLETE;
+
+    if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+                       &status, NULL) != CL_SUCCESS)
+        status = CL_INVALID_EVENT;
+    return status;
+}
+
+static void *
+clgc__run_handler(void *p)
+{
+    struct clgc__note *n = p;
+
+    n->handler(n->event, n->status, n->data);
+    return NULL;
+}
+
+static void
+clgc__push(clgc_queue_t *q, struct clgc__note *n)
+{
+    struct clgc__note *old = atomic_load(&q->pushed);
+    uint64_t one = 1;
+
+    __atomic_add_fetch(&n->refs, 1, __ATOMIC_RELAXED);
+    do
+        n->qnext = old;
+    while (!atomic_compare_exchange_weak(&q->pushed, &old, n));
+    /* Only the push onto an empty stack wakes the loop: wakeups coalesce. */
+    if (old == NULL && write(q->fd, &one, sizeof(one)) < 0)
+        return; /* the counter is at its maximum: already readable */
+}
+
+/* Deliver n if nobody has; the caller holds a reference. */
+static void
+clgc__deliver(struct clgc__note *n)
+{
+    int no = 0;
+
+    if (!__atomic_compare_exchange_n(&n->delivered, &no, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&clgc__watch_lock);
+    clgc__undelivered--;
+    pthread_mutex_unlock(&clgc__watch_lock);
+    n->status = clgc__final_status(n->event);
+    if (n->queue != NULL) {
+        clgc__push(n->queue, n);
+        atomic_fetch_sub(&n->queue->outstanding, 1);
+    } else if (n->mode == CLGC_NOTIFY_RAW ||
+               clgc_call_active(clgc__run_handler, n, NULL) != CLGC_OK) {
+        if (n->mode == CLGC_NOTIFY_ACTIVE)
+            n->status = CLGC_NOTIFY_NOT_ATTACHED;
+        n->handler(n->event, n->status, n->data);
+    }
+}
+
+/* PoCL's completion callback: on its own thread, or inline in
+ * clSetEventCallback when the event is already complete. */
+static void CL_CALLBACK
+clgc__note_fired(cl_event event, cl_int status, void *p)
+{
+    struct clgc__note *n = p;
+
+    (void)event;
+    (void)status;
+    clgc__deliver(n);
+    pthread_mutex_lock(&clgc__watch_lock);
+    n->wprev->wnext = n->wnext;
+    n->wnext->wprev = n->wprev;
+    pthread_mutex_unlock(&clgc__watch_lock);
+    clgc__unref(n, 2); /* the callback's and the watch list's */
+}
+
+/* The watcher: while undelivered notifications exist, look at their
+ * events every CLGC__WATCH_NS and deliver the failed ones. Sleeps on a
+ * condition variable otherwise. */
+static void *
+clgc__watcher(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&clgc__watch_lock);
+    for (;;) {
+        struct clgc__note *failed = NULL, *n;
+        struct timespec until;
+
+        while (clgc__undelivered == 0)
+            pthread_cond_wait(&clgc__watch_cond, &clgc__watch_lock);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += CLGC__WATCH_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock, &until);
+        for (n = clgc__watch.wnext; n != &clgc__watch; n = n->wnext) {
+            if (__atomic_load_n(&n->delivered, __ATOMIC_ACQUIRE) ||
+                clgc__final_status(n->event) >= 0)
+                continue;
+            __atomic_add_fetch(&n->refs, 1, __ATOMIC_RELAXED);
+            n->fnext = failed;
+            failed = n;
+        }
+        pthread_mutex_unlock(&clgc__watch_lock);
+        while ((n = failed) != NULL) {
+            failed = n->fnext;
+            clgc__deliver(n);
+            clgc__unref(n, 1);
+        }
+        pthread_mutex_lock(&clgc__watch_lock);
+    }
+    return NULL;
+}
+
+static void
+clgc__start_watcher(void)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    clgc__watcher_failed = pthread_create(&t, &attr, clgc__watcher, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+/* clSetEventCallback refused n: take it back, unless the watcher has
+ * delivered it meanwhile (the event had failed), in which case the handler
+ * ran and the registration counts as done. */
+static cl_int
+clgc__unregister(struct clgc__note *n, cl_int err)
+{
+    int no = 0, claimed = __atomic_compare_exchange_n(&n->delivered, &no, 1, 0,
+                                                      __ATOMIC_ACQ_REL,
+                                                      __ATOMIC_RELAXED);
+
+    pthread_mutex_lock(&clgc__watch_lock);
+    if (claimed)
+        clgc__undelivered--;
+    n->wprev->wnext = n->wnext;
+    n->wnext->wprev = n->wprev;
+    pthread_mutex_unlock(&clgc__watch_lock);
+    if (claimed && n->queue != NULL)
+        atomic_fetch_sub(&n->queue->outstanding, 1);
+    clgc__unref(n, 2); /* the callback's, which never comes, and the list's */
+    return claimed ? err : CL_SUCCESS;
+}
+
+struct clgc__a_register {
+    struct clgc__note *n;
+    cl_int ret;
+};
+
+static void *
+clgc__register(void *p)
+{
+    struct clgc__a_register *a = p;
+
+    a->ret =
+        clSetEventCallback(a->n->event, CL_COMPLETE, clgc__note_fired, a->n);
+    return NULL;
+}
+
+static cl_int
+clgc__notify(cl_event event, clgc_notify_mode_t mode, clgc_queue_t *queue,
+             clgc_event_cb handler, void *data)
+{
+    struct clgc__a_register a;
+    struct clgc__note *n;
+
+    if (event == NULL || !clgc__object_ok(event))
+        return CL_INVALID_EVENT;
+    if (handler == NULL ||
+        (mode != CLGC_NOTIFY_RAW && mode != CLGC_NOTIFY_ACTIVE))
+        return CL_INVALID_VALUE;
+    pthread_once(&clgc__watcher_once, clgc__start_watcher);
+    n = calloc(1, sizeof(*n));
+    if (n == NULL || clgc__watcher_failed) {
+        free(n);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    *n = (struct clgc__note){.event = event,
+                             .handler = handler,
+                             .data = data,
+                             .queue = queue,
+                             .mode = mode,
+                             .refs = 2};
+    if (queue != NULL)
+        atomic_fetch_add(&queue->outstanding, 1);
+    pthread_mutex_lock(&clgc__watch_lock);
+    n->wnext = &clgc__watch;
+    n->wprev = clgc__watch.wprev;
+    clgc__watch.wprev->wnext = n;
+    clgc__watch.wprev = n;
+    clgc__undelivered++;
+    pthread_cond_signal(&clgc__watch_cond);
+    pthread_mutex_unlock(&clgc__watch_lock);
+    /* In a region: PoCL may run the callback inline, and an ACTIVE
+     * handler then re-enters the runtime through the region's hook. */
+    a = (struct clgc__a_register){n, CL_SUCCESS};
+    clgc_call_safe(clgc__register, &a);
+    if (a.ret != CL_SUCCESS)
+        return clgc__unregister(n, a.ret);
+    return CL_SUCCESS;
+}
+
+cl_int
+clgc_event_notify(cl_event event, clgc_notify_mode_t mode,
+                  clgc_event_cb handler, void *data)
+{
+    return clgc__notify(event, mode, NULL, handler, data);
+}
+
+cl_int
+clgc_event_post(cl_event event, clgc_queue_t *queue, clgc_event_cb handler,
+                void *data)
+{
+    if (queue == NULL)
+        return CL_INVALID_VALUE;
+    return clgc__notify(event, CLGC_NOTIFY_RAW, queue, handler, data);
+}
+
+clgc_queue_t *
+clgc_queue_create(void)
+{
+    clgc_queue_t *q = calloc(1, sizeof(*q));
+
+    if (q == NULL)
+        return NULL;
+    q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (q->fd < 0) {
+        int err = errno;
+
+        free(q);
+        errno = err;
+        return NULL;
+    }
+    return q;
+}
+
+int
+clgc_queue_fd(const clgc_queue_t *queue)
+{
+    return queue != NULL ? queue->fd : -1;
+}
+
+unsigned
+clgc_queue_drain(clgc_queue_t *q, unsigned max)
+{
+    struct clgc__note *n, *fifo = NULL;
+    unsigned ran = 0;
+    uint64_t count;
+
+    if (q == NULL)
+        return 0;
+    /* Clear the fd first: a push after this makes it readable again. */
+    if (read(q->fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+        return 0;
+    if (q->ready == NULL) {
+        for (n = atomic_exchange(&q->pushed, NULL); n != NULL;) {
+            struct clgc__note *next = n->qnext;
+
+            n->qnext = fifo;
+            fifo = n;
+            n = next;
+        }
+        q->ready = fifo;
+    }
+    while ((n = q->ready) != NULL && (max == 0 || ran < max)) {
+        q->ready = n->qnext;
+        n->handler(n->event, n->status, n->data);
+        clgc__unref(n, 1);
+        ran++;
+    }
+    /* Some left for the next drain: keep the fd readable. */
+    if (q->ready != NULL) {
+        count = 1;
+        if (write(q->fd, &count, sizeof(count)) < 0)
+            return ran;
+    }
+    return ran;
+}
+
+int
+clgc_queue_close(clgc_queue_t *q)
+{
+    if (q == NULL)
+        return CLGC_EINVAL;
+    if (atomic_load(&q->outstanding) != 0)
+        return CLGC_EBUSY;
+    while (clgc_queue_drain(q, 0) != 0)
+        ;
+    close(q->fd);
+    free(q);
+    return CLGC_OK;
+}

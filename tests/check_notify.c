@@ -1,0 +1,280 @@
+/* Asynchronous waits and completion queues on the real PoCL device:
+ * each handler runs exactly once with the event's real status, on the
+ * thread its mode says, failures included (PoCL 3.1 never calls back for
+ * a failed user event: clgc's watcher does), and a queue's fd tells an
+ * event loop when to drain. */
+
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+
+#include "testutil.h"
+
+static cl_context
+pocl_context(void)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    cl_device_id device;
+    cl_context context;
+    cl_int err;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return context;
+}
+
+static cl_event
+user_event(cl_context context)
+{
+    cl_int err;
+    cl_event ev = clCreateUserEvent(context, &err);
+
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return ev;
+}
+
+/* What a handler saw. */
+struct seen {
+    sem_t ran;
+    int calls;
+    cl_int status;
+    pthread_t thread;
+    int in_region;
+};
+
+static void
+record(cl_event event, cl_int status, void *data)
+{
+    struct seen *s = data;
+
+    s->calls++;
+    s->status = status;
+    s->thread = pthread_self();
+    s->in_region = clgc_thread_in_region();
+    sem_post(&s->ran);
+}
+
+static void
+seen_init(struct seen *s)
+{
+    *s = (struct seen){.status = 1};
+    sem_init(&s->ran, 0, 0);
+}
+
+static void
+wait_ran(struct seen *s)
+{
+    while (sem_wait(&s->ran) != 0)
+        ;
+}
+
+struct setter {
+    cl_event event;
+    cl_int status;
+};
+
+static void *
+set_status(void *arg)
+{
+    struct setter *s = arg;
+
+    clSetUserEventStatus(s->event, s->status);
+    return NULL;
+}
+
+START_TEST(raw_handler_runs_once_with_the_status)
+{
+    cl_context context = pocl_context();
+    cl_event ev = user_event(context), done = user_event(context);
+    struct setter set = {ev, CL_COMPLETE};
+    struct seen s, inline_s;
+    pthread_t t;
+
+    seen_init(&s);
+    ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_RAW, record, &s),
+                     CL_SUCCESS);
+    ck_assert_int_eq(s.calls, 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, set_status, &set), 0);
+    wait_ran(&s);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(s.calls, 1);
+    ck_assert_int_eq(s.status, CL_COMPLETE);
+    ck_assert(!pthread_equal(s.thread, pthread_self()));
+
+    /* Already complete: the handler runs before notify returns. */
+    seen_init(&inline_s);
+    ck_assert_int_eq(clSetUserEventStatus(done, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(
+        clgc_event_notify(done, CLGC_NOTIFY_RAW, record, &inline_s),
+        CL_SUCCESS);
+    ck_assert_int_eq(inline_s.calls, 1);
+    ck_assert_int_eq(inline_s.status, CL_COMPLETE);
+    clReleaseEvent(ev);
+    clReleaseEvent(done);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* A failed user event: PoCL never calls back, clgc's watcher delivers. */
+START_TEST(failure_is_delivered_by_the_watcher)
+{
+    cl_context context = pocl_context();
+    cl_event ev = user_event(context);
+    struct seen s;
+
+    seen_init(&s);
+    ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_RAW, record, &s),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(ev, -5), CL_SUCCESS);
+    wait_ran(&s);
+    ck_assert_int_eq(s.calls, 1);
+    ck_assert_int_eq(s.status, -5);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* An event that is already complete is delivered inside clgc_event_notify,
+ * which registers inside a safe region: a RAW handler runs in it, an
+ * ACTIVE one with the runtime active again, through its hook. */
+START_TEST(active_handler_runs_with_the_runtime_active)
+{
+    cl_context context = pocl_context();
+    cl_event ev = user_event(context);
+    unsigned long active0;
+    struct seen raw, active;
+
+    ck_assert_int_eq(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    seen_init(&raw);
+    seen_init(&active);
+    active0 = test_rt_active_calls();
+    ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_RAW, record, &raw),
+                     CL_SUCCESS);
+    ck_assert_int_eq(raw.calls, 1);
+    ck_assert_int_eq(raw.in_region, 1);
+    ck_assert_uint_eq(test_rt_active_calls(), active0);
+    ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_ACTIVE, record, &active),
+                     CL_SUCCESS);
+    ck_assert_int_eq(active.calls, 1);
+    ck_assert_int_eq(active.in_region, 0);
+    ck_assert_uint_eq(test_rt_active_calls() - active0, 1);
+    ck_assert_uint_eq(clgc_thread_region_depth(), 0);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+static int
+readable(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+START_TEST(queue_fd_says_when_to_drain)
+{
+    cl_context context = pocl_context();
+    clgc_queue_t *q = clgc_queue_create();
+    cl_event ev[3];
+    struct seen s[3];
+
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_ge(clgc_queue_fd(q), 0);
+    for (int i = 0; i < 3; i++) {
+        ev[i] = user_event(context);
+        seen_init(&s[i]);
+        ck_assert_int_eq(clgc_event_post(ev[i], q, record, &s[i]), CL_SUCCESS);
+    }
+    ck_assert_int_eq(readable(clgc_queue_fd(q)), 0);
+    ck_assert_uint_eq(clgc_queue_drain(q, 0), 0);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_EBUSY);
+
+    /* PoCL calls back inside clSetUserEventStatus, on this thread: both
+     * completions are posted when it returns, and one wakeup covers them. */
+    ck_assert_int_eq(clSetUserEventStatus(ev[0], CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(readable(clgc_queue_fd(q)), 1);
+    ck_assert_int_eq(s[0].calls + s[1].calls, 0); /* not before a drain */
+    ck_assert_uint_eq(clgc_queue_drain(q, 1), 1);
+    ck_assert_int_eq(s[0].calls, 1); /* in completion order */
+    ck_assert_int_eq(readable(clgc_queue_fd(q)), 1);
+    ck_assert_uint_eq(clgc_queue_drain(q, 0), 1);
+    ck_assert_int_eq(s[1].calls, 1);
+    ck_assert(pthread_equal(s[1].thread, pthread_self()));
+    ck_assert_int_eq(readable(clgc_queue_fd(q)), 0);
+
+    /* Closing runs what is still pending. */
+    ck_assert_int_eq(clSetUserEventStatus(ev[2], CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    ck_assert_int_eq(s[2].calls, 1);
+    ck_assert_int_eq(s[2].status, CL_COMPLETE);
+    for (int i = 0; i < 3; i++)
+        clReleaseEvent(ev[i]);
+    clReleaseContext(context);
+}
+END_TEST
+
+START_TEST(queued_failure_reports_its_status)
+{
+    cl_context context = pocl_context();
+    clgc_queue_t *q = clgc_queue_create();
+    cl_event ev = user_event(context);
+    struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
+    struct seen s;
+
+    seen_init(&s);
+    ck_assert_int_eq(clgc_event_post(ev, q, record, &s), CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(ev, -9), CL_SUCCESS);
+    ck_assert_int_eq(poll(&p, 1, -1), 1);
+    ck_assert_uint_eq(clgc_queue_drain(q, 0), 1);
+    ck_assert_int_eq(s.status, -9);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+START_TEST(bad_input_is_refused)
+{
+    cl_context context = pocl_context();
+    cl_event ev = user_event(context);
+    clgc_queue_t *q = clgc_queue_create();
+    struct seen s;
+
+    seen_init(&s);
+    ck_assert_int_eq(clgc_event_notify(NULL, CLGC_NOTIFY_RAW, record, &s),
+                     CL_INVALID_EVENT);
+    ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_RAW, NULL, &s),
+                     CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_event_notify(ev, (clgc_notify_mode_t)9, record, &s),
+                     CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_event_post(ev, NULL, record, &s), CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_queue_close(NULL), CLGC_EINVAL);
+    ck_assert_uint_eq(clgc_queue_drain(NULL, 0), 0);
+    ck_assert_int_eq(clgc_queue_fd(NULL), -1);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    ck_assert_int_eq(s.calls, 0);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+Suite *
+clgc_make_notify_suite(void)
+{
+    Suite *s = suite_create("notify");
+    TCase *tc = tcase_create("async");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, raw_handler_runs_once_with_the_status);
+    tcase_add_test(tc, failure_is_delivered_by_the_watcher);
+    tcase_add_test(tc, active_handler_runs_with_the_runtime_active);
+    tcase_add_test(tc, queue_fd_says_when_to_drain);
+    tcase_add_test(tc, queued_failure_reports_its_status);
+    tcase_add_test(tc, bad_input_is_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}

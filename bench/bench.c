@@ -365,8 +365,7 @@ usage(FILE *f)
     fprintf(f, "usage: clgc-bench call [--samples N] [--calls N] "
                "[--threads N]\n"
                "       clgc-bench gc [--help]\n"
-               "       clgc-bench wait [--samples N] [--launches N] "
-               "[--items N]\n");
+               "       clgc-bench wait [--samples N]\n");
 }
 
 int

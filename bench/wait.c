@@ -1,136 +1,271 @@
-/* clgc-bench wait: latency of one launch + wait of a small kernel, raw
- * clWaitForEvents against clgc_wait_for_events with several polling
- * budgets, in the same process (no runtime installed).
+/* clgc-bench wait: waiting strategies on the real device, in one process
+ * (no runtime installed), as ratios against the raw clWaitForEvents.
  *
- *   clgc-bench wait [--samples N] [--launches N] [--items N]
+ *   clgc-bench wait [--samples N]
  *
- * Each figure is the median over the samples of the mean latency of a
- * launch in a sample. */
+ * For saxpy over 64 and 4096 items, a kernel of about 1 ms and one of
+ * about 100 ms, each launch is waited for by:
+ *
+ *   raw     clWaitForEvents
+ *   clgc    clgc_wait_for_events, default polling budget
+ *   spin    clgc_wait_for_events polling until done (no callback)
+ *   queue   clgc_event_post, poll() on the queue's fd, clgc_queue_drain
+ *
+ * and the table gives the wall time of a launch and wait, and the CPU time
+ * the waiting thread spent (RUSAGE_THREAD), each the median over the
+ * samples of the mean over a sample's launches. A first table shows the
+ * polling budgets behind clgc's default, on saxpy over 4096 items. */
 
+#define _GNU_SOURCE
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 #include "clgc.h"
 
-static const char *saxpy_src =
+static const char *src =
     "__kernel void saxpy(float a, __global const float *x,\n"
     "                    __global float *y)\n"
     "{\n"
     "    size_t i = get_global_id(0);\n"
     "    y[i] = a * x[i] + y[i];\n"
+    "}\n"
+    "__kernel void spin(__global float *y, int n)\n"
+    "{\n"
+    "    float a = y[get_global_id(0)];\n"
+    "    for (int i = 0; i < n; i++)\n"
+    "        a = a * 0.999f + 0.5f;\n"
+    "    y[get_global_id(0)] = a;\n"
     "}\n";
+
+enum strategy { RAW, CLGC, SPIN, QUEUE, N_STRATEGIES };
+
+/* clgc's own default, read before the budget table changes it. */
+static long default_budget;
+static const char *strategy_name[] = {"raw", "clgc", "spin", "queue"};
 
 struct launch {
     cl_command_queue queue;
     cl_kernel kernel;
     size_t items;
+    clgc_queue_t *cq;
 };
 
-/* budget < 0: the raw clWaitForEvents. */
 static double
-sample(const struct launch *l, long budget, int launches)
+thread_cpu_us(void)
 {
-    double t0 = bench_now_ns();
+    struct rusage ru;
 
-    if (budget >= 0)
-        clgc_wait_set_poll_ns(budget);
+    getrusage(RUSAGE_THREAD, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+           ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+static void
+done_cb(cl_event event, cl_int status, void *data)
+{
+    *(int *)data = status == CL_COMPLETE ? 1 : -1;
+}
+
+static void
+wait_one(const struct launch *l, enum strategy s, cl_event ev)
+{
+    struct pollfd p;
+    int done = 0;
+    cl_int err;
+
+    switch (s) {
+    case RAW:
+        err = clWaitForEvents(1, &ev);
+        break;
+    case CLGC:
+    case SPIN:
+        err = clgc_wait_for_events(1, &ev);
+        break;
+    default:
+        err = clgc_event_post(ev, l->cq, done_cb, &done);
+        p = (struct pollfd){clgc_queue_fd(l->cq), POLLIN, 0};
+        while (err == CL_SUCCESS && done == 0) {
+            poll(&p, 1, -1);
+            clgc_queue_drain(l->cq, 0);
+        }
+        err = done == 1 ? CL_SUCCESS : err;
+    }
+    if (err != CL_SUCCESS)
+        exit(3);
+}
+
+/* One sample: launches launches; *wall and *cpu per launch, in us. */
+static void
+sample(const struct launch *l, enum strategy s, long budget, int launches,
+       double *wall, double *cpu)
+{
+    double t0 = bench_now_ns(), c0 = thread_cpu_us();
+
+    clgc_wait_set_poll_ns(s == SPIN ? 1000000000000L : budget);
     for (int i = 0; i < launches; i++) {
         cl_event ev;
 
         if (clEnqueueNDRangeKernel(l->queue, l->kernel, 1, NULL, &l->items,
                                    NULL, 0, NULL, &ev) != CL_SUCCESS)
             exit(3);
-        if ((budget < 0 ? clWaitForEvents(1, &ev)
-                        : clgc_wait_for_events(1, &ev)) != CL_SUCCESS)
-            exit(3);
+        if (s == RAW || s == QUEUE)
+            clFlush(l->queue);
+        wait_one(l, s, ev);
         clReleaseEvent(ev);
     }
-    return (bench_now_ns() - t0) / launches / 1e3;
+    *wall = (bench_now_ns() - t0) / 1e3 / launches;
+    *cpu = (thread_cpu_us() - c0) / launches;
+}
+
+/* The spin kernel's trip count for about `us` microseconds of launch and
+ * wait, found by scaling until a raw launch takes within 20% of it. */
+static int
+calibrate(struct launch *l, double us)
+{
+    int n = 20000;
+    double wall = 0, cpu;
+
+    for (int tries = 0; tries < 8; tries++) {
+        clSetKernelArg(l->kernel, 1, sizeof(n), &n);
+        sample(l, RAW, 0, 3, &wall, &cpu);
+        if (wall > 0.8 * us && wall < 1.2 * us)
+            break;
+        n = (int)(n * (wall > 0 ? us / wall : 10.0));
+        if (n < 1)
+            n = 1;
+    }
+    return n;
+}
+
+static void
+table(const char *name, struct launch *l, int samples, int launches)
+{
+    double wall[N_STRATEGIES][64], cpu[N_STRATEGIES][64];
+    double mw[N_STRATEGIES], mc[N_STRATEGIES];
+
+    for (int s = 0; s < N_STRATEGIES; s++) /* warm up */
+        sample(l, (enum strategy)s, default_budget, 1, &wall[s][0], &cpu[s][0]);
+    for (int k = 0; k < samples; k++)
+        for (int s = 0; s < N_STRATEGIES; s++)
+            sample(l, (enum strategy)s, default_budget, launches, &wall[s][k],
+                   &cpu[s][k]);
+    for (int s = 0; s < N_STRATEGIES; s++) {
+        mw[s] = bench_median(wall[s], samples);
+        mc[s] = bench_median(cpu[s], samples);
+        printf("%-14s %-6s %11.1f %7.3fx %10.1f %7.3fx\n", name,
+               strategy_name[s], mw[s], mw[s] / mw[RAW], mc[s],
+               mc[RAW] > 0 ? mc[s] / mc[RAW] : 0.0);
+    }
+    fflush(stdout);
+}
+
+static void
+budgets(struct launch *l, int samples)
+{
+    static const long ns[] = {0, 5000, 20000, 50000, 100000};
+    double v[64], c[64], raw, raw_cpu;
+
+    printf("# poll budget: saxpy over %zu items, us per launch and wait, "
+           "and of the waiter's CPU\n",
+           l->items);
+    for (int k = 0; k < samples; k++)
+        sample(l, RAW, 0, 200, &v[k], &c[k]);
+    raw = bench_median(v, samples);
+    raw_cpu = bench_median(c, samples);
+    printf("%-20s %9.1f %7.3fx %9.1f %7.3fx\n", "clWaitForEvents", raw, 1.0,
+           raw_cpu, 1.0);
+    for (size_t b = 0; b < sizeof(ns) / sizeof(ns[0]); b++) {
+        char name[32];
+        double w, cpu;
+
+        for (int k = 0; k < samples; k++)
+            sample(l, CLGC, ns[b], 200, &v[k], &c[k]);
+        w = bench_median(v, samples);
+        cpu = bench_median(c, samples);
+        snprintf(name, sizeof(name), "clgc, poll %ld us", ns[b] / 1000);
+        printf("%-20s %9.1f %7.3fx %9.1f %7.3fx\n", name, w, w / raw, cpu,
+               cpu / raw_cpu);
+    }
 }
 
 int
 bench_wait(int argc, char **argv)
 {
-    static const long budgets[] = {-1, 0, 5000, 20000, 50000, 100000};
-    enum { N = sizeof(budgets) / sizeof(budgets[0]) };
-    int samples = 21, launches = 200;
-    struct launch l = {NULL, NULL, 4096};
-    double *v[N];
+    int samples = 21, n;
+    float a = 2.0f;
+    struct launch l = {0};
+    cl_kernel saxpy, spin;
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
     cl_program program;
     cl_mem x, y;
-    float a = 2.0f;
     cl_int err;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
             samples = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc)
-            launches = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--items") == 0 && i + 1 < argc)
-            l.items = (size_t)atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: clgc-bench wait [--samples N] "
-                            "[--launches N] [--items N]\n");
+            fprintf(stderr, "usage: clgc-bench wait [--samples N]\n");
             return 2;
         }
     }
-    if (samples < 1 || launches < 1 || l.items < 1)
+    if (samples < 1 || samples > 64)
         return 2;
     if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) != 0)
         return 1;
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     l.queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
-    program = clCreateProgramWithSource(context, 1, &saxpy_src, NULL, &err);
-    if (clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)
+    l.cq = clgc_queue_create();
+    program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    if (l.cq == NULL ||
+        clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)
         return 1;
-    l.kernel = clCreateKernel(program, "saxpy", &err);
-    x = clCreateBuffer(context, CL_MEM_READ_WRITE, l.items * sizeof(float),
-                       NULL, &err);
-    y = clCreateBuffer(context, CL_MEM_READ_WRITE, l.items * sizeof(float),
-                       NULL, &err);
+    saxpy = clCreateKernel(program, "saxpy", &err);
+    spin = clCreateKernel(program, "spin", &err);
+    x = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096 * sizeof(float), NULL,
+                       &err);
+    y = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096 * sizeof(float), NULL,
+                       &err);
     if (err != CL_SUCCESS)
         return 1;
-    clSetKernelArg(l.kernel, 0, sizeof(a), &a);
-    clSetKernelArg(l.kernel, 1, sizeof(x), &x);
-    clSetKernelArg(l.kernel, 2, sizeof(y), &y);
+    clSetKernelArg(saxpy, 0, sizeof(a), &a);
+    clSetKernelArg(saxpy, 1, sizeof(x), &x);
+    clSetKernelArg(saxpy, 2, sizeof(y), &y);
+    clSetKernelArg(spin, 0, sizeof(y), &y);
 
-    for (int k = 0; k < N; k++) {
-        v[k] = calloc((size_t)samples, sizeof(double));
-        if (v[k] == NULL)
-            return 2;
-        sample(&l, budgets[k], launches); /* warm up */
-    }
-    for (int s = 0; s < samples; s++)
-        for (int k = 0; k < N; k++)
-            v[k][s] = sample(&l, budgets[k], launches);
-    printf("# launch + wait of saxpy over %zu items, us: median of %d "
-           "samples of %d launches\n",
-           l.items, samples, launches);
-    printf("%-26s %9s %8s\n", "wait", "latency", "vs raw");
-    for (int k = 0; k < N; k++) {
-        double m = bench_median(v[k], samples);
-        char name[64];
+    default_budget = clgc_wait_get_poll_ns();
+    l.kernel = saxpy;
+    l.items = 4096;
+    budgets(&l, samples);
+    printf("\n# us per launch and wait (wall) and of the waiting thread's "
+           "CPU, median of %d samples\n",
+           samples);
+    printf("%-14s %-6s %11s %8s %10s %8s\n", "kernel", "wait", "wall", "vs raw",
+           "cpu", "vs raw");
+    l.items = 64;
+    table("saxpy 64", &l, samples, 200);
+    l.items = 4096;
+    table("saxpy 4096", &l, samples, 200);
+    l.kernel = spin;
+    l.items = 64;
+    n = calibrate(&l, 1000);
+    clSetKernelArg(spin, 1, sizeof(n), &n);
+    table("spin ~1 ms", &l, samples, 20);
+    n = calibrate(&l, 100000);
+    clSetKernelArg(spin, 1, sizeof(n), &n);
+    table("spin ~100 ms", &l, samples < 5 ? samples : 5, 1);
 
-        if (budgets[k] < 0)
-            snprintf(name, sizeof(name), "clWaitForEvents");
-        else
-            snprintf(name, sizeof(name), "clgc, poll %ld us",
-                     budgets[k] / 1000);
-        if (k == 0)
-            v[0][0] = m;
-        printf("%-26s %9.1f %7.3fx\n", name, m, m / v[0][0]);
-    }
-    for (int k = 0; k < N; k++)
-        free(v[k]);
+    clgc_queue_close(l.cq);
     clReleaseMemObject(x);
     clReleaseMemObject(y);
-    clReleaseKernel(l.kernel);
+    clReleaseKernel(saxpy);
+    clReleaseKernel(spin);
     clReleaseProgram(program);
     clReleaseCommandQueue(l.queue);
     clReleaseContext(context);

@@ -28,11 +28,11 @@
 #include "clgc/wait.h"
 #include "internal.h"
 
-/* Long enough that saxpy-sized kernels on PoCL's CPU device usually
- * finish while polling, short enough that a long wait gives its core back
- * soon: clgc-bench wait measured 0.69x to 0.72x the raw wait's latency at
- * 50 us, no better at 100 us (docs/wait.md). */
-#define CLGC__DEFAULT_POLL_NS 50000L
+/* No polling by default: on PoCL's CPU device the callback path alone
+ * already waits less than clWaitForEvents, at no more CPU; polling 50 us
+ * cuts small-kernel latency further but costs the waiter 1.3x to 1.7x the
+ * raw wait's CPU (clgc-bench wait, docs/wait.md). */
+#define CLGC__DEFAULT_POLL_NS 0L
 
 static atomic_int clgc__wait_mode = CLGC_WAIT_COOPERATIVE;
 static atomic_long clgc__poll_ns = CLGC__DEFAULT_POLL_NS;
@@ -51,8 +51,10 @@ struct clgc__wait_slot {
 static struct clgc__wait_slot clgc__slots[CLGC__WAIT_SLOTS];
 static __thread unsigned clgc__slot_hint;
 
-/* How often a sleeping waiter looks at its events itself. */
+/* When a sleeping waiter first looks at its events itself, and how far
+ * apart its looks grow. */
 #define CLGC__RECHECK_NS 10000000L
+#define CLGC__RECHECK_MAX_NS 1280000000L
 
 struct clgc__wait_args {
     cl_uint n;
@@ -95,6 +97,13 @@ clgc_wait_set_poll_ns(long ns)
     pthread_once(&clgc__wait_env_once, clgc__wait_env);
     atomic_store(&clgc__poll_ns, ns);
     return CLGC_OK;
+}
+
+long
+clgc_wait_get_poll_ns(void)
+{
+    pthread_once(&clgc__wait_env_once, clgc__wait_env);
+    return atomic_load(&clgc__poll_ns);
 }
 
 clgc_wait_path_t
@@ -212,17 +221,25 @@ clgc__poll(cl_uint n, const cl_event *events, long budget)
 }
 
 /* Sleep until the last callback has fired, or the events are all done
- * without it. */
+ * without it. The waiter looks at the events itself after 10 ms, then at
+ * doubling intervals up to about a second: a long wait wakes a handful of
+ * times, and a failure PoCL does not call back for is seen within a tenth
+ * of the time waited. */
 static void
 clgc__sleep(struct clgc__wait_slot *w, cl_uint n, const cl_event *events)
 {
-    const struct timespec recheck = {0, CLGC__RECHECK_NS};
+    long interval = CLGC__RECHECK_NS;
 
     while (!__atomic_load_n(&w->fired, __ATOMIC_ACQUIRE)) {
+        struct timespec recheck = {interval / 1000000000L,
+                                   interval % 1000000000L};
+
         syscall(SYS_futex, &w->fired, FUTEX_WAIT_PRIVATE, 0, &recheck, NULL, 0);
         if (!__atomic_load_n(&w->fired, __ATOMIC_ACQUIRE) &&
             clgc__all_done(n, events))
             return;
+        if (interval < CLGC__RECHECK_MAX_NS)
+            interval *= 2;
     }
 }
 

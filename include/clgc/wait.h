@@ -52,6 +52,9 @@ CLGC_EXTERN int clgc_wait_set_mode(clgc_wait_mode_t mode);
  * first wait. Returns CLGC_OK or CLGC_EINVAL for a negative budget. */
 CLGC_EXTERN int clgc_wait_set_poll_ns(long ns);
 
+/* The polling budget in force, in nanoseconds. */
+CLGC_EXTERN long clgc_wait_get_poll_ns(void);
+
 /* How the calling thread's last cooperative wait finished, for tests,
  * benchmarks and demos. */
 typedef enum clgc_wait_path {

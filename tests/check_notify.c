@@ -237,6 +237,63 @@ START_TEST(queued_failure_reports_its_status)
 }
 END_TEST
 
+/* An event loop stays free while a kernel runs: it polls the queue's fd
+ * between pieces of other work and gets the completion exactly once. */
+START_TEST(loop_works_while_the_kernel_runs)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    clgc_queue_t *q = clgc_queue_create();
+    struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
+    size_t global = 1024;
+    int n = 175000; /* about 0.1 s on PoCL here */
+    unsigned long work = 0;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel kernel;
+    cl_mem buf;
+    cl_event done;
+    struct seen s;
+    cl_int err;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
+    program = clCreateProgramWithSource(context, 1, &test_spin_src, NULL, &err);
+    ck_assert_int_eq(clBuildProgram(program, 1, &device, "", NULL, NULL), 0);
+    kernel = clCreateKernel(program, "spin", &err);
+    buf = clCreateBuffer(context, CL_MEM_READ_WRITE, global * sizeof(float),
+                         NULL, &err);
+    ck_assert_int_eq(clSetKernelArg(kernel, 0, sizeof(buf), &buf), 0);
+    ck_assert_int_eq(clSetKernelArg(kernel, 1, sizeof(n), &n), 0);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global,
+                                            NULL, 0, NULL, &done),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clFlush(queue), CL_SUCCESS);
+    seen_init(&s);
+    ck_assert_int_eq(clgc_event_post(done, q, record, &s), CL_SUCCESS);
+    while (s.calls == 0) {
+        if (poll(&p, 1, 0) == 1)
+            clgc_queue_drain(q, 0);
+        else
+            work++; /* the loop's other work */
+    }
+    ck_assert_uint_ge(work, 1);
+    ck_assert_int_eq(s.calls, 1);
+    ck_assert_int_eq(s.status, CL_COMPLETE);
+    ck_assert_uint_eq(clgc_queue_drain(q, 0), 0);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    clReleaseEvent(done);
+    clReleaseMemObject(buf);
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+}
+END_TEST
+
 START_TEST(bad_input_is_refused)
 {
     cl_context context = pocl_context();
@@ -274,6 +331,7 @@ clgc_make_notify_suite(void)
     tcase_add_test(tc, active_handler_runs_with_the_runtime_active);
     tcase_add_test(tc, queue_fd_says_when_to_drain);
     tcase_add_test(tc, queued_failure_reports_its_status);
+    tcase_add_test(tc, loop_works_while_the_kernel_runs);
     tcase_add_test(tc, bad_input_is_refused);
     suite_add_tcase(s, tc);
     return s;

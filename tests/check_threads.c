@@ -115,7 +115,7 @@ END_TEST
 /* One waiter and its completer: the waiter makes a user event, hands it
  * over and waits for it; the completer completes it and says when it is
  * done with it, so that the waiter releases it only then. */
-#define WAITS 500
+#define WAITS 25000 /* 100,000 waits in all */
 
 struct pair {
     cl_context context;

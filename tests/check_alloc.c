@@ -1,0 +1,164 @@
+/* clgc_wait_for_events allocates nothing on the heap, on any path.
+ *
+ * The program counts the allocations made by code in libclgc, by defining
+ * malloc, calloc and realloc here and looking at their caller. A positive
+ * control (clgc_event_notify, which allocates one record) shows that the
+ * counter sees clgc's allocations at all. Sanitizer builds own malloc, so
+ * there the program says so and exits as skipped; the plain build of
+ * ./run test is the one that counts. */
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static atomic_int counting;
+static atomic_long clgc_allocations;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+/* The sanitizers own malloc, and GCC 12's have no working allocation
+ * hook: the count needs the plain build, which ./run test runs. */
+#define CLGC_COUNTS 0
+#else
+#define CLGC_COUNTS 1
+/* Whether addr is code of libclgc. */
+static int
+in_clgc(void *addr)
+{
+    Dl_info info;
+
+    return dladdr(addr, &info) != 0 && info.dli_fname != NULL &&
+           strstr(info.dli_fname, "libclgc") != NULL;
+}
+
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+
+static void
+count_caller(void *caller)
+{
+    if (atomic_load(&counting) && in_clgc(caller))
+        atomic_fetch_add(&clgc_allocations, 1);
+}
+
+void *
+malloc(size_t size)
+{
+    count_caller(__builtin_return_address(0));
+    return __libc_malloc(size);
+}
+
+void *
+calloc(size_t n, size_t size)
+{
+    count_caller(__builtin_return_address(0));
+    return __libc_calloc(n, size);
+}
+
+void *
+realloc(void *ptr, size_t size)
+{
+    count_caller(__builtin_return_address(0));
+    return __libc_realloc(ptr, size);
+}
+
+#endif
+
+struct setter {
+    cl_event event;
+};
+
+static void *
+complete_later(void *arg)
+{
+    clSetUserEventStatus(((struct setter *)arg)->event, CL_COMPLETE);
+    return NULL;
+}
+
+static void
+noop(cl_event event, cl_int status, void *data)
+{
+}
+
+START_TEST(waits_allocate_nothing)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    cl_device_id device;
+    cl_context context;
+    cl_int err;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+
+    for (int i = 0; i < 200; i++) {
+        cl_event ev = clCreateUserEvent(context, &err);
+        struct setter s = {ev};
+        pthread_t t;
+
+        /* Alternate the paths: callback (another thread completes the
+         * event), poll (complete already), and the blocking mode. */
+        ck_assert_int_eq(clgc_wait_set_poll_ns(i % 2 ? 1000000000L : 0), 0);
+        ck_assert_int_eq(clgc_wait_set_mode(i % 5 == 4 ? CLGC_WAIT_BLOCKING
+                                                       : CLGC_WAIT_COOPERATIVE),
+                         CLGC_OK);
+        if (i % 2)
+            clSetUserEventStatus(ev, CL_COMPLETE);
+        else
+            ck_assert_int_eq(pthread_create(&t, NULL, complete_later, &s), 0);
+        atomic_store(&counting, 1);
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        atomic_store(&counting, 0);
+        if (!(i % 2))
+            ck_assert_int_eq(pthread_join(t, NULL), 0);
+        clReleaseEvent(ev);
+    }
+    ck_assert_int_eq(atomic_load(&clgc_allocations), 0);
+
+    /* The control: a notification record is one allocation of clgc's. */
+    {
+        cl_event ev = clCreateUserEvent(context, &err);
+
+        clSetUserEventStatus(ev, CL_COMPLETE);
+        atomic_store(&counting, 1);
+        ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_RAW, noop, NULL),
+                         CL_SUCCESS);
+        atomic_store(&counting, 0);
+        ck_assert_int_ge(atomic_load(&clgc_allocations), 1);
+        clReleaseEvent(ev);
+    }
+    clReleaseContext(context);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s;
+    TCase *tc;
+    SRunner *sr;
+    int failed;
+
+    if (!CLGC_COUNTS) {
+        fputs("check_alloc: counts allocations in plain builds only\n", stderr);
+        return 77; /* automake's "skipped" */
+    }
+    s = suite_create("alloc");
+    tc = tcase_create("wait");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, waits_allocate_nothing);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

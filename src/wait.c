@@ -12,9 +12,9 @@
  * set to an error status, so a callback may come after its wait has
  * returned, or never. A slot is reference-counted by its waiter and every
  * callback registered on it, each dropping its reference as its last touch,
- * and returns to the pool at zero. The waiter also wakes every
- * CLGC__RECHECK_NS to look at the events itself, so a callback that never
- * comes cannot hold it. A slot whose callback never comes stays taken; when
+ * and returns to the pool at zero. The waiter also wakes now and then to
+ * look at the events itself (clgc__sleep), so a callback that never comes
+ * cannot hold it. A slot whose callback never comes stays taken; when
  * the pool is empty a wait falls back to the driver's clWaitForEvents. */
 
 #include <linux/futex.h>
@@ -53,8 +53,8 @@ static __thread unsigned clgc__slot_hint;
 
 /* When a sleeping waiter first looks at its events itself, and how far
  * apart its looks grow. */
-#define CLGC__RECHECK_NS 10000000L
-#define CLGC__RECHECK_MAX_NS 1280000000L
+#define CLGC__RECHECK_NS 100000000L
+#define CLGC__RECHECK_MAX_NS 1600000000L
 
 struct clgc__wait_args {
     cl_uint n;
@@ -221,10 +221,11 @@ clgc__poll(cl_uint n, const cl_event *events, long budget)
 }
 
 /* Sleep until the last callback has fired, or the events are all done
- * without it. The waiter looks at the events itself after 10 ms, then at
- * doubling intervals up to about a second: a long wait wakes a handful of
- * times, and a failure PoCL does not call back for is seen within a tenth
- * of the time waited. */
+ * without it. The waiter looks at the events itself after 100 ms, then at
+ * doubling intervals up to 1.6 s: a wait wakes a handful of times at most
+ * (each wakeup cost a 100 ms wait as much CPU as the raw wait's whole
+ * spend, with 10 ms), and a failure PoCL does not call back for is seen
+ * within 100 ms or the time waited so far. */
 static void
 clgc__sleep(struct clgc__wait_slot *w, cl_uint n, const cl_event *events)
 {

@@ -13,9 +13,11 @@
  * - the queue's: taken when the record is pushed, dropped after its
  *   handler ran in a drain.
  *
- * A record whose callback never comes (PoCL 3.1, a failed user event and
- * what depends on it) stays on the watch list, delivered, for the life of
- * the process: about a hundred bytes per such failure. */
+ * The record holds a reference to its event, dropped when the record is
+ * freed, so that the watcher may look at the event while a handler
+ * elsewhere releases the caller's. A record whose callback never comes
+ * (PoCL 3.1, a failed user event and what depends on it) stays on the
+ * watch list, delivered, for the life of the process, with its event. */
 
 #include <errno.h>
 #include <pthread.h>
@@ -63,8 +65,10 @@ static int clgc__watcher_failed;
 static void
 clgc__unref(struct clgc__note *n, unsigned k)
 {
-    if (__atomic_sub_fetch(&n->refs, k, __ATOMIC_ACQ_REL) == 0)
+    if (__atomic_sub_fetch(&n->refs, k, __ATOMIC_ACQ_REL) == 0) {
+        clReleaseEvent(n->event);
         free(n);
+    }
 }
 
 static cl_int
@@ -164,9 +168,11 @@ clgc__watcher(void *unused)
             until.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock, &until);
+        /* Take the undelivered ones out of the lock's reach before asking
+         * OpenCL anything: PoCL may hold an event's lock while it runs our
+         * callback, which takes the watch lock. */
         for (n = clgc__watch.wnext; n != &clgc__watch; n = n->wnext) {
-            if (__atomic_load_n(&n->delivered, __ATOMIC_ACQUIRE) ||
-                clgc__final_status(n->event) >= 0)
+            if (__atomic_load_n(&n->delivered, __ATOMIC_ACQUIRE))
                 continue;
             __atomic_add_fetch(&n->refs, 1, __ATOMIC_RELAXED);
             n->fnext = failed;
@@ -175,7 +181,9 @@ clgc__watcher(void *unused)
         pthread_mutex_unlock(&clgc__watch_lock);
         while ((n = failed) != NULL) {
             failed = n->fnext;
-            clgc__deliver(n);
+            if (!__atomic_load_n(&n->delivered, __ATOMIC_ACQUIRE) &&
+                clgc__final_status(n->event) < 0)
+                clgc__deliver(n);
             clgc__unref(n, 1);
         }
         pthread_mutex_lock(&clgc__watch_lock);
@@ -249,6 +257,10 @@ clgc__notify(cl_event event, clgc_notify_mode_t mode, clgc_queue_t *queue,
     if (n == NULL || clgc__watcher_failed) {
         free(n);
         return CL_OUT_OF_HOST_MEMORY;
+    }
+    if (clRetainEvent(event) != CL_SUCCESS) {
+        free(n);
+        return CL_INVALID_EVENT;
     }
     *n = (struct clgc__note){.event = event,
                              .handler = handler,

@@ -68,10 +68,11 @@ CLGC_EXTERN clgc_wait_path_t clgc_wait_last_path(void);
 
 /* Asynchronous waits, for runtimes with a scheduler of their own: a
  * handler runs exactly once when the event completes or fails, with the
- * event's real final status (CL_COMPLETE, or the negative error). The
- * event must stay valid until the handler has run; the handler may
- * release it only in a queue's drain (a release on PoCL's thread can
- * wait for work that thread should do).
+ * event's real final status (CL_COMPLETE, or the negative error). clgc
+ * holds a reference to the event until it is done with it, so the caller
+ * may release its own at any time; a handler that releases objects should
+ * do it in a queue's drain (a release on PoCL's thread can wait for work
+ * that thread should do).
  *
  * PoCL 3.1 never calls back for a user event set to an error status, nor
  * for the commands that depend on it. clgc watches every pending

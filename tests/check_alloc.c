@@ -71,17 +71,6 @@ realloc(void *ptr, size_t size)
 
 #endif
 
-struct setter {
-    cl_event event;
-};
-
-static void *
-complete_later(void *arg)
-{
-    clSetUserEventStatus(((struct setter *)arg)->event, CL_COMPLETE);
-    return NULL;
-}
-
 static void
 noop(cl_event event, cl_int status, void *data)
 {
@@ -89,19 +78,12 @@ noop(cl_event event, cl_int status, void *data)
 
 START_TEST(waits_allocate_nothing)
 {
-    cl_platform_id platform = test_platform("Portable Computing Language");
-    cl_device_id device;
-    cl_context context;
+    cl_context context = test_pocl_context();
     cl_int err;
-
-    ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
-    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
 
     for (int i = 0; i < 200; i++) {
         cl_event ev = clCreateUserEvent(context, &err);
-        struct setter s = {ev};
+        struct test_setter s = {ev, CL_COMPLETE};
         pthread_t t;
 
         /* Alternate the paths: callback (another thread completes the
@@ -113,7 +95,7 @@ START_TEST(waits_allocate_nothing)
         if (i % 2)
             clSetUserEventStatus(ev, CL_COMPLETE);
         else
-            ck_assert_int_eq(pthread_create(&t, NULL, complete_later, &s), 0);
+            ck_assert_int_eq(pthread_create(&t, NULL, test_set_status, &s), 0);
         atomic_store(&counting, 1);
         ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
         atomic_store(&counting, 0);

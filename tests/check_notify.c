@@ -10,21 +10,6 @@
 
 #include "testutil.h"
 
-static cl_context
-pocl_context(void)
-{
-    cl_platform_id platform = test_platform("Portable Computing Language");
-    cl_device_id device;
-    cl_context context;
-    cl_int err;
-
-    ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
-    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    return context;
-}
-
 static cl_event
 user_event(cl_context context)
 {
@@ -70,25 +55,11 @@ wait_ran(struct seen *s)
         ;
 }
 
-struct setter {
-    cl_event event;
-    cl_int status;
-};
-
-static void *
-set_status(void *arg)
-{
-    struct setter *s = arg;
-
-    clSetUserEventStatus(s->event, s->status);
-    return NULL;
-}
-
 START_TEST(raw_handler_runs_once_with_the_status)
 {
-    cl_context context = pocl_context();
+    cl_context context = test_pocl_context();
     cl_event ev = user_event(context), done = user_event(context);
-    struct setter set = {ev, CL_COMPLETE};
+    struct test_setter set = {ev, CL_COMPLETE};
     struct seen s, inline_s;
     pthread_t t;
 
@@ -96,7 +67,7 @@ START_TEST(raw_handler_runs_once_with_the_status)
     ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_RAW, record, &s),
                      CL_SUCCESS);
     ck_assert_int_eq(s.calls, 0);
-    ck_assert_int_eq(pthread_create(&t, NULL, set_status, &set), 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, test_set_status, &set), 0);
     wait_ran(&s);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     ck_assert_int_eq(s.calls, 1);
@@ -120,7 +91,7 @@ END_TEST
 /* A failed user event: PoCL never calls back, clgc's watcher delivers. */
 START_TEST(failure_is_delivered_by_the_watcher)
 {
-    cl_context context = pocl_context();
+    cl_context context = test_pocl_context();
     cl_event ev = user_event(context);
     struct seen s;
 
@@ -141,7 +112,7 @@ END_TEST
  * ACTIVE one with the runtime active again, through its hook. */
 START_TEST(active_handler_runs_with_the_runtime_active)
 {
-    cl_context context = pocl_context();
+    cl_context context = test_pocl_context();
     cl_event ev = user_event(context);
     unsigned long active0;
     struct seen raw, active;
@@ -176,7 +147,7 @@ readable(int fd)
 
 START_TEST(queue_fd_says_when_to_drain)
 {
-    cl_context context = pocl_context();
+    cl_context context = test_pocl_context();
     clgc_queue_t *q = clgc_queue_create();
     cl_event ev[3];
     struct seen s[3];
@@ -219,7 +190,7 @@ END_TEST
 
 START_TEST(queued_failure_reports_its_status)
 {
-    cl_context context = pocl_context();
+    cl_context context = test_pocl_context();
     clgc_queue_t *q = clgc_queue_create();
     cl_event ev = user_event(context);
     struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
@@ -296,7 +267,7 @@ END_TEST
 
 START_TEST(bad_input_is_refused)
 {
-    cl_context context = pocl_context();
+    cl_context context = test_pocl_context();
     cl_event ev = user_event(context);
     clgc_queue_t *q = clgc_queue_create();
     struct seen s;

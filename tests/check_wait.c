@@ -78,26 +78,11 @@ status_of(cl_event ev)
     return status;
 }
 
-/* Sets a user event's status from another thread. */
-struct setter {
-    cl_event event;
-    cl_int status;
-};
-
-static void *
-set_status(void *arg)
-{
-    struct setter *s = arg;
-
-    clSetUserEventStatus(s->event, s->status);
-    return NULL;
-}
-
 START_TEST(wait_sleeps_until_the_callback)
 {
     struct device d;
     cl_event gate, done;
-    struct setter s;
+    struct test_setter s;
     pthread_t t;
     unsigned long safe0;
     cl_int err;
@@ -107,8 +92,8 @@ START_TEST(wait_sleeps_until_the_callback)
     gate = clCreateUserEvent(d.context, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     done = enqueue_spin(&d, 1000, gate);
-    s = (struct setter){gate, CL_COMPLETE};
-    ck_assert_int_eq(pthread_create(&t, NULL, set_status, &s), 0);
+    s = (struct test_setter){gate, CL_COMPLETE};
+    ck_assert_int_eq(pthread_create(&t, NULL, test_set_status, &s), 0);
 
     safe0 = test_rt_safe_calls();
     ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
@@ -147,7 +132,7 @@ START_TEST(failed_commands_report_their_error)
 {
     struct device d;
     cl_event gate, done, lone;
-    struct setter s1, s2;
+    struct test_setter s1, s2;
     pthread_t t1, t2;
     cl_int err;
 
@@ -157,10 +142,10 @@ START_TEST(failed_commands_report_their_error)
     lone = clCreateUserEvent(d.context, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     done = enqueue_spin(&d, 10, gate);
-    s1 = (struct setter){gate, -5};
-    s2 = (struct setter){lone, -7};
-    ck_assert_int_eq(pthread_create(&t1, NULL, set_status, &s1), 0);
-    ck_assert_int_eq(pthread_create(&t2, NULL, set_status, &s2), 0);
+    s1 = (struct test_setter){gate, -5};
+    s2 = (struct test_setter){lone, -7};
+    ck_assert_int_eq(pthread_create(&t1, NULL, test_set_status, &s1), 0);
+    ck_assert_int_eq(pthread_create(&t2, NULL, test_set_status, &s2), 0);
 
     ck_assert_int_eq(clgc_wait_for_events(1, &lone),
                      CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);

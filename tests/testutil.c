@@ -123,3 +123,27 @@ test_platform(const char *name)
                  name);
     return NULL;
 }
+
+cl_context
+test_pocl_context(void)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    cl_device_id device;
+    cl_context context;
+    cl_int err;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return context;
+}
+
+void *
+test_set_status(void *setter)
+{
+    struct test_setter *s = setter;
+
+    clSetUserEventStatus(s->event, s->status);
+    return NULL;
+}

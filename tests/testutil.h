@@ -28,6 +28,17 @@ void test_rt_set_attach_result(int err);
  * the raw loader calls; fails the test if there is none. */
 cl_platform_id test_platform(const char *name);
 
+/* A context on PoCL's CPU device, made with the raw calls. */
+cl_context test_pocl_context(void);
+
+/* A user event and the status to give it: test_set_status, a pthread
+ * start routine, sets it from the thread it runs on. */
+struct test_setter {
+    cl_event event;
+    cl_int status;
+};
+void *test_set_status(void *setter);
+
 /* OpenCL C source of `spin(__global float *x, int n)`: each work item
  * spins n times, so a launch takes as long as a test needs. */
 extern const char *test_spin_src;

@@ -146,9 +146,9 @@ clgc__slot_take(void)
     for (unsigned i = 0; i < CLGC__WAIT_SLOTS; i++) {
         unsigned k = (clgc__slot_hint + i) % CLGC__WAIT_SLOTS;
         struct clgc__wait_slot *w = &clgc__slots[k];
-        unsigned free = 0;
+        unsigned none = 0;
 
-        if (__atomic_compare_exchange_n(&w->refs, &free, 1, 0, __ATOMIC_ACQUIRE,
+        if (__atomic_compare_exchange_n(&w->refs, &none, 1, 0, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
             clgc__slot_hint = k;
             w->fired = 0;

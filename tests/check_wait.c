@@ -3,6 +3,8 @@
  * commands, takes the path it is set to, and refuses bad input. */
 
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -182,6 +184,64 @@ START_TEST(blocking_mode_waits_in_the_driver)
 }
 END_TEST
 
+/* A signal to a waiting thread (a runtime's interrupt) does not abandon
+ * the wait: the handler runs, the wait goes on until the event is done,
+ * and the runtime finds its flag when the wait returns. */
+static volatile sig_atomic_t interrupted;
+
+static void
+on_interrupt(int sig)
+{
+    interrupted = 1;
+}
+
+struct interrupted_wait {
+    cl_event event;
+    cl_int ret;
+    cl_int status_after;
+    int flag_after;
+};
+
+static void *
+wait_for_it(void *arg)
+{
+    struct interrupted_wait *w = arg;
+
+    w->ret = clgc_wait_for_events(1, &w->event);
+    w->flag_after = interrupted;
+    clGetEventInfo(w->event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                   sizeof(w->status_after), &w->status_after, NULL);
+    return NULL;
+}
+
+START_TEST(a_signal_does_not_abandon_the_wait)
+{
+    struct sigaction sa = {.sa_handler = on_interrupt};
+    cl_context context = test_pocl_context();
+    struct interrupted_wait w = {NULL, 1, 1, 0};
+    cl_int err;
+    pthread_t t;
+
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    w.event = clCreateUserEvent(context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(pthread_create(&t, NULL, wait_for_it, &w), 0);
+    /* Interrupt until the handler has run on the waiter, then finish. */
+    while (!interrupted) {
+        pthread_kill(t, SIGUSR1);
+        sched_yield();
+    }
+    ck_assert_int_eq(clSetUserEventStatus(w.event, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(w.ret, CL_SUCCESS);
+    ck_assert_int_eq(w.status_after, CL_COMPLETE);
+    ck_assert_int_eq(w.flag_after, 1);
+    clReleaseEvent(w.event);
+    clReleaseContext(context);
+}
+END_TEST
+
 START_TEST(bad_input_is_refused)
 {
     cl_event none = NULL;
@@ -205,6 +265,7 @@ clgc_make_wait_suite(void)
     tcase_add_test(tc, wait_for_a_done_event_polls);
     tcase_add_test(tc, failed_commands_report_their_error);
     tcase_add_test(tc, blocking_mode_waits_in_the_driver);
+    tcase_add_test(tc, a_signal_does_not_abandon_the_wait);
     tcase_add_test(tc, bad_input_is_refused);
     suite_add_tcase(s, tc);
     return s;

@@ -275,8 +275,9 @@ install(const char *name)
 }
 
 static int
-run_call(const char *runtime)
+run_call(const void *arg)
 {
+    const char *runtime = arg;
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
@@ -340,23 +341,29 @@ bench_call(void)
                "ratio");
     }
     fflush(stdout);
-    for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
-        int status;
-        pid_t pid = fork();
-
-        if (pid == 0) {
-            int rc = run_call(runtimes[i]);
-
-            fflush(stdout);
-            _exit(rc);
-        }
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "clgc-bench: the '%s' run failed\n", runtimes[i]);
-            failed = 1;
-        }
-    }
+    for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+        failed |= bench_in_child(run_call, runtimes[i], runtimes[i]);
     return failed;
+}
+
+int
+bench_in_child(int (*run)(const void *arg), const void *arg, const char *what)
+{
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int rc = run(arg);
+
+        fflush(stdout);
+        _exit(rc);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "clgc-bench: the '%s' run failed\n", what);
+        return 1;
+    }
+    return 0;
 }
 
 static void

@@ -9,6 +9,13 @@ double bench_now_ns(void);
 /* The median of v[0..n) (sorts v). */
 double bench_median(double *v, int n);
 
+/* Run run(arg) in a child process, for measurements that install a
+ * runtime (once per process): flushes the child's output, and reports
+ * "clgc-bench: the 'what' run failed" unless it exits 0. Returns 0 if it
+ * did, 1 if not. */
+int bench_in_child(int (*run)(const void *arg), const void *arg,
+                   const char *what);
+
 /* clgc-bench gc ARGS... (bench/gc.c); argv[0] is "gc". */
 int bench_gc(int argc, char **argv);
 

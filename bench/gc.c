@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,8 +224,9 @@ gc_open(struct race *r)
 }
 
 static int
-gc_run(const struct gc_runtime *rt)
+gc_run(const void *arg)
 {
+    const struct gc_runtime *rt = arg;
     static struct race r;
     static struct pooled raw, wrapped;
     double m_raw, m_clgc;
@@ -347,22 +347,7 @@ bench_gc(int argc, char **argv)
     printf("%-7s %-20s %6s %12s %12s %9s %9s %9s\n", "", "", "", "", "", "",
            "clgc/raw", "clgc/raw");
     fflush(stdout);
-    for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
-        int status;
-        pid_t pid = fork();
-
-        if (pid == 0) {
-            int rc = gc_run(runtimes[i]);
-
-            fflush(stdout);
-            _exit(rc);
-        }
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "clgc-bench gc: the '%s' run failed\n",
-                    runtimes[i]->name);
-            failed = 1;
-        }
-    }
+    for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+        failed |= bench_in_child(gc_run, runtimes[i], runtimes[i]->name);
     return failed;
 }

@@ -200,4 +200,7 @@ const void *clgc__first_object(cl_uint n, const void *const *objects);
 /* The CL_CONTEXT_PLATFORM of a property list (NULL if absent). */
 const void *clgc__properties_platform(const cl_context_properties *props);
 
+/* Flush the command queues of events (wait.c), as a wait must. */
+void clgc__flush_queues(cl_uint n, const cl_event *events);
+
 #endif /* CLGC_INTERNAL_H */

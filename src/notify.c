@@ -235,6 +235,7 @@ clgc__register(void *p)
 {
     struct clgc__a_register *a = p;
 
+    clgc__flush_queues(1, &a->n->event);
     a->ret =
         clSetEventCallback(a->n->event, CL_COMPLETE, clgc__note_fired, a->n);
     return NULL;

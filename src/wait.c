@@ -160,7 +160,7 @@ clgc__slot_take(void)
 
 /* Flush each event's queue once: clSetEventCallback does not flush, and a
  * command nobody flushed may never start. User events have no queue. */
-static void
+void
 clgc__flush_queues(cl_uint n, const cl_event *events)
 {
     cl_command_queue last = NULL;

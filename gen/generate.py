@@ -131,6 +131,50 @@ def _params(c):
     return ", ".join(p.name for p in c.params)
 
 
+def _trampoline(c):
+    """For a command whose callback clgc delivers: the callback's arguments
+    as a struct, the function that calls the user's callback with them, and
+    the trampoline OpenCL calls instead of it (see src/callback.c)."""
+    p = c.callback_param()
+    args = p.cb_params[:-1]                     # the last is user_data
+    out = ["/* %s's callback */" % c.name,
+           "struct clgc__v_%s {" % c.name]
+    out += ["    %s%s%s;" % (t, "" if t.endswith("*") else " ", n)
+            for t, n in args]
+    out += ["};", "", "static void",
+            "clgc__r_%s(const struct clgc__callback *cb, const void *p)"
+            % c.name, "{",
+            "    const struct clgc__v_%s *v = p;" % c.name, "",
+            "    ((%s)cb->fn)(%s);" % (
+                p.type, ", ".join(["v->" + n for _, n in args] +
+                                  ["cb->data"])),
+            "}", "", "static void CL_CALLBACK",
+            "clgc__k_%s(%s)" % (c.name, ", ".join(
+                "%s%s%s" % (t, "" if t.endswith("*") else " ", n)
+                for t, n in p.cb_params)), "{",
+            "    struct clgc__v_%s v = {%s};" % (
+                c.name, ", ".join(n for _, n in args)), "",
+            "    clgc__callback_fire(%s, &v);" % p.cb_params[-1][1], "}", ""]
+    return out
+
+
+def _callback_swap(c):
+    """Replace the user's callback and data by the trampoline and a
+    record, before the call."""
+    p = c.callback_param()
+    fail = ["    " + line for line in _failure(c, "CL_OUT_OF_HOST_MEMORY")]
+    return ["    if (%s != NULL) {" % p.name,
+            "        cb = clgc__callback_new(\"%s\", CLGC__%s, clgc__r_%s,"
+            % (c.name, c.lifetime, c.name),
+            "                                (clgc_function_t)%s, user_data,"
+            % p.name,
+            "                                sizeof(struct clgc__v_%s));"
+            % c.name,
+            "        if (cb == NULL) {"] + fail + [
+            "        %s = clgc__k_%s;" % (p.name, c.name),
+            "        user_data = cb;", "    }"]
+
+
 def _call_body(c):
     """clgc__c_<name>: the checked call itself, with the wrapper's own
     parameters; both ways into a safe region run it."""
@@ -139,12 +183,18 @@ def _call_body(c):
     out = ["static inline %s" % c.result,
            "clgc__c_%s(%s)" % (c.name, args), "{"]
     obj = c.dispatch_object()
+    call = "%s(%s)" % (c.name if c.core else "fn", _params(c))
+    if c.lifetime:
+        sep = "" if c.result.endswith("*") else " "
+        out += ["    struct clgc__callback *cb = NULL;",
+                "    %s%sret;" % (c.result, sep)]
+        if c.core:
+            out.append("")
     if c.core:
         if obj is not None:
             expr, error, _ = obj
             out.append("    if (!clgc__object_ok(%s)) {" % expr)
             out += _failure(c, error)
-        out.append("    %s%s(%s);" % (ret, c.name, _params(c)))
     else:
         expr = obj[0] if obj is not None else "NULL"
         out += ["    cl_int err;",
@@ -152,14 +202,26 @@ def _call_body(c):
                     c.name, c.name),
                 "        CLGC__X_%s, %s, &err);" % (c.name, expr), "",
                 "    if (fn == NULL) {"] + _failure(c, "err")
-        out.append("    %sfn(%s);" % (ret, _params(c)))
-    return out + ["}", ""]
+    if not c.lifetime:
+        return out + ["    %s%s;" % (ret, call), "}", ""]
+    if c.result_ctype == "INT32":
+        ok, context = "ret == CL_SUCCESS", "NULL"
+    else:
+        ok = "ret != NULL"
+        context = "ret" if c.lifetime == "CONTEXT" else "NULL"
+    return out + _callback_swap(c) + [
+        "    ret = %s;" % call,
+        "    clgc__callback_registered(cb, %s, %s);" % (ok, context),
+        "    return ret;", "}", ""]
 
 
 def _wrapper(c):
     """The call, its argument block and thunk for runtimes with the callback
     form of safe region, and the exported wrapper choosing between them."""
-    out = ["/* %s */" % c.name] + _call_body(c) + _struct(c)
+    out = ["/* %s */" % c.name]
+    if c.lifetime:
+        out += _trampoline(c)
+    out += _call_body(c) + _struct(c)
     assign = "" if c.returns_void else "a->ret = "
     unpack = ", ".join("a->" + p.name for p in c.params)
     out += ["static void *", "clgc__t_%s(void *p)" % c.name, "{",

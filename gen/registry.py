@@ -35,6 +35,17 @@ class Param:
         self.type = re.sub(r"\b%s\b" % self.name, "", decl, count=1).strip()
         if self.callback:
             self.ctype = "FUNCTION"
+            # The callback's own parameters, (type, name), from
+            # "void (CL_CALLBACK *pfn)(cl_event event, void *user_data)".
+            inner = decl[decl.index(")(") + 2:-1]
+            self.cb_params = []
+            for i, arg in enumerate(inner.split(", ")):
+                if arg.endswith("*"):      # unnamed: "void *"
+                    arg += "arg%d" % i
+                m = re.match(r"(.*?)(\w+)(\[\])?$", arg)
+                ctype = m.group(1).strip() + (" *" if m.group(3) else "")
+                self.cb_params.append((ctype.replace("* *", "**"),
+                                       m.group(2)))
         elif "*" in self.type:
             self.ctype = "POINTER"
         else:
@@ -57,6 +68,15 @@ class Command:
     @property
     def callback(self):
         return any(p.callback for p in self.params)
+
+    @property
+    def lifetime(self):
+        """How long a registration of its callback lives (tables.CALLBACKS),
+        or None."""
+        return tables.CALLBACKS.get(self.name)
+
+    def callback_param(self):
+        return next((p for p in self.params if p.callback), None)
 
     @property
     def may_block(self):

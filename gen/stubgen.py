@@ -64,6 +64,28 @@ STUB_HOOKS = {
                                                 "no extension function",
 }
 
+# Commands whose stub function returns a real object of the stub instead of
+# a fake address, because clgc calls OpenCL on what they return.
+STUB_RESULT_OBJECTS = {
+    "clCreateContext": "clgc registers a destructor callback on the context "
+                       "of an error callback (tests/stub/stub.c: "
+                       "stub_made_context)",
+    "clCreateContextFromType": "as clCreateContext",
+}
+
+# A stub function given a callback calls it once, inline, before it
+# returns (check_callback.c). Each argument of the callback is the command's
+# parameter of the same name, or else this value.
+STUB_CALLBACK_VALUES = {
+    "errinfo": '"clgc stub: a context error"',
+    "private_info": "NULL",
+    "cb": "0",
+    "event_command_status": "CL_COMPLETE",
+    "queue": "command_queue",
+    "program": "(cl_program)(uintptr_t)stub_result_bits(%(index)d)",
+    "arg0": "args",
+}
+
 # Extension commands that have a member in the ICD dispatch table (every
 # core command has one). The loader calls them through it.
 DISPATCH_EXTENSIONS = {
@@ -162,7 +184,8 @@ def _check_tables(reg):
     """Every name in the tables must be a registry command."""
     ext = [n for names in DISPATCH_EXTENSIONS.values() for n in names]
     for name in (list(ANSWERED_ELSEWHERE) + list(LOADER_EXTENSIONS) +
-                 list(STUB_HOOKS) + list(CLGC_ANSWERS) + ext):
+                 list(STUB_HOOKS) + list(CLGC_ANSWERS) + ext +
+                 list(STUB_RESULT_OBJECTS)):
         assert name in reg.commands, name
     assert max(len(c.params) for c in reg.sorted) <= STUB_MAX_ARGS
 
@@ -187,7 +210,17 @@ def _stub_function(c, index):
         out.append("")
     out.append("    stub_record(%d, %d, %s);" % (
         index, len(c.params), "stub_args" if c.params else "NULL"))
-    if c.result_ctype == "INT32":
+    cb = c.callback_param()
+    if cb is not None:
+        names = {p.name for p in c.params}
+        values = [n if n in names else
+                  STUB_CALLBACK_VALUES[n] % {"index": index}
+                  for _, n in cb.cb_params]
+        out += ["    if (%s != NULL)" % cb.name,
+                "        %s(%s);" % (cb.name, ", ".join(values))]
+    if c.name in STUB_RESULT_OBJECTS:
+        out.append("    return (%s)stub_made_context();" % c.result)
+    elif c.result_ctype == "INT32":
         out.append("    return (%s)stub_result_bits(%d);" % (c.result, index))
     elif c.result_ctype == "POINTER":
         out.append("    return (%s)(uintptr_t)stub_result_bits(%d);" % (
@@ -253,8 +286,7 @@ def forward_h(reg):
            "    TEST_ARG_CONTEXT_PROPERTIES, /* {CL_CONTEXT_PLATFORM,"
            " platform, 0} */",
            "    TEST_ARG_POINTER,   /* a zeroed scratch buffer */",
-           "    TEST_ARG_FUNCTION   /* a fake function pointer, never"
-           " called */", "};", "",
+           "    TEST_ARG_FUNCTION   /* a callback: NULL here */", "};", "",
            "enum test_forward_result { TEST_RESULT_VOID, TEST_RESULT_INT32,"
            " TEST_RESULT_POINTER };", "",
            "struct test_forward_case {",
@@ -270,6 +302,8 @@ def forward_h(reg):
            "    unsigned char has_vendor;  /* clgc finds a platform from the"
            " arguments */",
            "    enum test_forward_result result;",
+           "    unsigned char result_object; /* the stub returns"
+           " stub_control.made_context */",
            "    unsigned nparams;",
            "    unsigned char kinds[TEST_MAX_PARAMS]; /* enum"
            " test_forward_arg */",
@@ -373,10 +407,10 @@ def _case(c, i):
     raw = "test_raw_%s" % c.name if route == "TEST_ROUTE_ELSEWHERE" else "NULL"
     return ["    {\"%s\", %d, %s, %s," % (c.name, i, route,
                                           '"%s"' % why if why else "NULL"),
-            "     %d, %d, %d, TEST_RESULT_%s, %d," % (
+            "     %d, %d, %d, TEST_RESULT_%s, %d, %d," % (
                 int(not c.core), int(c.name in LOADER_EXTENSIONS),
                 int(c.dispatch_object() is not None), _result_kind(c),
-                len(c.params)),
+                int(c.name in STUB_RESULT_OBJECTS), len(c.params)),
             "     {%s}," % kinds,
             "     %s, %d, %d, %s, test_call_%s, %s}," % (
                 "test_names_%s" % c.name if c.params else "NULL",

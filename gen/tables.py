@@ -46,6 +46,27 @@ MAY_BLOCK = {
     "clTerminateContextKHR": "waits for the device to stop",
 }
 
+# Every command that takes a callback, and how long the registration lives
+# (enum clgc__lifetime in src/internal.h; include/clgc/callback.h has the
+# table for users):
+#   ONCE      called at most once, with plain values: may be deferred
+#   ONCE_NOW  called at most once, with arguments that live only for the call
+#   CONTEXT   called until the context it came with is destroyed
+CALLBACKS = {
+    "clSetEventCallback": "ONCE",
+    "clBuildProgram": "ONCE",
+    "clCompileProgram": "ONCE",
+    "clLinkProgram": "ONCE",
+    "clSetMemObjectDestructorCallback": "ONCE",
+    "clSetMemObjectDestructorAPPLE": "ONCE",
+    "clSetContextDestructorCallback": "ONCE",
+    "clSetProgramReleaseCallback": "ONCE",
+    "clEnqueueSVMFree": "ONCE_NOW",
+    "clEnqueueSVMFreeARM": "ONCE_NOW",
+    "clCreateContext": "CONTEXT",
+    "clCreateContextFromType": "CONTEXT",
+}
+
 # The object a wrapper checks (core commands: the one the loader will
 # dereference to dispatch) or finds its platform by (extension commands), with
 # the error for an unknown one. By default it is the first parameter of an

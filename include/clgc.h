@@ -9,7 +9,8 @@
  *   clgc/runtime.h   the runtime interface: safe regions, thread attach
  *   clgc/commands.h  metadata about every OpenCL command
  *   clgc/wrappers.h  clgc_<name> for every OpenCL command (generated)
- *   clgc/wait.h      the cooperative wait
+ *   clgc/wait.h      the cooperative wait, notifications, queues
+ *   clgc/callback.h  OpenCL's callbacks: threads, lifetimes, errors
  *
  * clgc/dropin.h additionally maps every clXxx name to clgc_clXxx. */
 
@@ -18,5 +19,6 @@
 #include "clgc/commands.h"
 #include "clgc/wrappers.h"
 #include "clgc/wait.h"
+#include "clgc/callback.h"
 
 #endif /* CLGC_H */

@@ -203,4 +203,64 @@ const void *clgc__properties_platform(const cl_context_properties *props);
 /* Flush the command queues of events (wait.c), as a wait must. */
 void clgc__flush_queues(cl_uint n, const cl_event *events);
 
+/* What a completion queue holds (queue.c): the first member of an event
+ * notification, a deferred callback or a posted function. A drain calls
+ * run, which owns the item from then on. */
+struct clgc__item {
+    struct clgc__item *next;
+    void (*run)(struct clgc__item *item);
+};
+
+/* Push an item; promised: it was counted by clgc__queue_promise, which
+ * keeps clgc_queue_close from closing the queue under a coming push. */
+void clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised);
+void clgc__queue_promise(clgc_queue_t *q, int n);
+
+/* The trampolines' records (callback.c; the generated wrappers of the
+ * commands that take a callback use them). A record stands for one
+ * registration: the user's function and data, and what the generated
+ * trampoline needs to call it. */
+enum clgc__lifetime {
+    CLGC__ONCE,    /* called at most once; deferrable */
+    CLGC__ONCE_NOW, /* called at most once, never deferred */
+    CLGC__CONTEXT  /* called any number of times until its context goes */
+};
+
+struct clgc__callback;
+typedef void (*clgc__run_fn)(const struct clgc__callback *cb,
+                             const void *args);
+
+struct clgc__callback {
+    struct clgc__item item; /* in a queue, when deferred */
+    clgc__run_fn run;       /* calls fn with a call's arguments and data */
+    clgc_function_t fn;
+    void *data;
+    const char *command;
+    clgc_queue_t *queue; /* deferred there, or NULL */
+    enum clgc__lifetime lifetime;
+    int state;     /* CLGC__ONCE*: 0 waiting, 1 called, 2 never will be */
+    unsigned refs; /* the registration's and the callback's */
+    size_t argsize;
+    max_align_t args[]; /* a deferred call's arguments */
+};
+
+/* A record for a registration of command's callback fn(data), or NULL. */
+struct clgc__callback *clgc__callback_new(const char *command,
+                                          enum clgc__lifetime lifetime,
+                                          clgc__run_fn run, clgc_function_t fn,
+                                          void *data, size_t argsize);
+/* The registering call returned; ok: it accepted the callback. For
+ * CLGC__CONTEXT, context is the context created (NULL if none). cb may be
+ * NULL (no callback was given): then it does nothing. */
+void clgc__callback_registered(struct clgc__callback *cb, int ok,
+                               cl_context context);
+/* A trampoline was called with a call's arguments (argsize bytes). */
+void clgc__callback_fire(struct clgc__callback *cb, const void *args);
+
+/* Hand the callback errors recorded so far to the runtime's
+ * callback_failed hook, on this thread (the end of a wait or a drain). */
+void clgc__hand_errors(void);
+/* Record a failure of a callback of command (callback.c). */
+void clgc__record_error(const char *command, int code, void *error);
+
 #endif /* CLGC_INTERNAL_H */

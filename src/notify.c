@@ -1,4 +1,4 @@
-/* Asynchronous waits and completion queues (include/clgc/wait.h).
+/* Asynchronous waits (include/clgc/wait.h).
  *
  * A notification is a heap record shared by PoCL's callback, clgc's
  * watcher and, once delivered to a queue, the queue. It is delivered once,
@@ -19,12 +19,9 @@
  * (PoCL 3.1, a failed user event and what depends on it) stays on the
  * watch list, delivered, for the life of the process, with its event. */
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clgc/wait.h"
 #include "internal.h"
@@ -33,7 +30,7 @@
 #define CLGC__WATCH_NS 10000000L
 
 struct clgc__note {
-    struct clgc__note *qnext;         /* in a queue */
+    struct clgc__item item;           /* in a queue */
     struct clgc__note *wnext, *wprev; /* in the watch list */
     struct clgc__note *fnext;         /* in the watcher's list of failures */
     cl_event event;
@@ -44,13 +41,6 @@ struct clgc__note {
     cl_int status;
     int delivered;
     unsigned refs;
-};
-
-struct clgc_queue {
-    int fd;                            /* eventfd: readable while pending */
-    struct clgc__note *_Atomic pushed; /* newest first */
-    struct clgc__note *ready;          /* the drainer's, oldest first */
-    atomic_uint outstanding;           /* posted, not yet delivered */
 };
 
 /* The watch list: every notification whose callback has not come. */
@@ -91,19 +81,14 @@ clgc__run_handler(void *p)
     return NULL;
 }
 
+/* A queued notification's turn in a drain. */
 static void
-clgc__push(clgc_queue_t *q, struct clgc__note *n)
+clgc__run_queued(struct clgc__item *it)
 {
-    struct clgc__note *old = atomic_load(&q->pushed);
-    uint64_t one = 1;
+    struct clgc__note *n = (struct clgc__note *)it;
 
-    __atomic_add_fetch(&n->refs, 1, __ATOMIC_RELAXED);
-    do
-        n->qnext = old;
-    while (!atomic_compare_exchange_weak(&q->pushed, &old, n));
-    /* Only the push onto an empty stack wakes the loop: wakeups coalesce. */
-    if (old == NULL && write(q->fd, &one, sizeof(one)) < 0)
-        return; /* the counter is at its maximum: already readable */
+    n->handler(n->event, n->status, n->data);
+    clgc__unref(n, 1);
 }
 
 /* Deliver n if nobody has; the caller holds a reference. */
@@ -120,8 +105,8 @@ clgc__deliver(struct clgc__note *n)
     pthread_mutex_unlock(&clgc__watch_lock);
     n->status = clgc__final_status(n->event);
     if (n->queue != NULL) {
-        clgc__push(n->queue, n);
-        atomic_fetch_sub(&n->queue->outstanding, 1);
+        __atomic_add_fetch(&n->refs, 1, __ATOMIC_RELAXED); /* the queue's */
+        clgc__queue_push(n->queue, &n->item, 1);
     } else if (n->mode == CLGC_NOTIFY_RAW ||
                clgc_call_active(clgc__run_handler, n, NULL) != CLGC_OK) {
         if (n->mode == CLGC_NOTIFY_ACTIVE)
@@ -220,7 +205,7 @@ clgc__unregister(struct clgc__note *n, cl_int err)
     n->wnext->wprev = n->wprev;
     pthread_mutex_unlock(&clgc__watch_lock);
     if (claimed && n->queue != NULL)
-        atomic_fetch_sub(&n->queue->outstanding, 1);
+        clgc__queue_promise(n->queue, -1);
     clgc__unref(n, 2); /* the callback's, which never comes, and the list's */
     return claimed ? err : CL_SUCCESS;
 }
@@ -263,14 +248,15 @@ clgc__notify(cl_event event, clgc_notify_mode_t mode, clgc_queue_t *queue,
         free(n);
         return CL_INVALID_EVENT;
     }
-    *n = (struct clgc__note){.event = event,
+    *n = (struct clgc__note){.item.run = clgc__run_queued,
+                             .event = event,
                              .handler = handler,
                              .data = data,
                              .queue = queue,
                              .mode = mode,
                              .refs = 2};
     if (queue != NULL)
-        atomic_fetch_add(&queue->outstanding, 1);
+        clgc__queue_promise(queue, 1);
     pthread_mutex_lock(&clgc__watch_lock);
     n->wnext = &clgc__watch;
     n->wprev = clgc__watch.wprev;
@@ -302,79 +288,4 @@ clgc_event_post(cl_event event, clgc_queue_t *queue, clgc_event_cb handler,
     if (queue == NULL)
         return CL_INVALID_VALUE;
     return clgc__notify(event, CLGC_NOTIFY_RAW, queue, handler, data);
-}
-
-clgc_queue_t *
-clgc_queue_create(void)
-{
-    clgc_queue_t *q = calloc(1, sizeof(*q));
-
-    if (q == NULL)
-        return NULL;
-    q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (q->fd < 0) {
-        int err = errno;
-
-        free(q);
-        errno = err;
-        return NULL;
-    }
-    return q;
-}
-
-int
-clgc_queue_fd(const clgc_queue_t *queue)
-{
-    return queue != NULL ? queue->fd : -1;
-}
-
-unsigned
-clgc_queue_drain(clgc_queue_t *q, unsigned max)
-{
-    struct clgc__note *n, *fifo = NULL;
-    unsigned ran = 0;
-    uint64_t count;
-
-    if (q == NULL)
-        return 0;
-    /* Clear the fd first: a push after this makes it readable again. */
-    if (read(q->fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-        return 0;
-    if (q->ready == NULL) {
-        for (n = atomic_exchange(&q->pushed, NULL); n != NULL;) {
-            struct clgc__note *next = n->qnext;
-
-            n->qnext = fifo;
-            fifo = n;
-            n = next;
-        }
-        q->ready = fifo;
-    }
-    while ((n = q->ready) != NULL && (max == 0 || ran < max)) {
-        q->ready = n->qnext;
-        n->handler(n->event, n->status, n->data);
-        clgc__unref(n, 1);
-        ran++;
-    }
-    /* Some left for the next drain: keep the fd readable. */
-    if (q->ready != NULL) {
-        count = 1;
-        if (write(q->fd, &count, sizeof(count)) < 0)
-            return ran;
-    }
-    return ran;
-}
-
-int
-clgc_queue_close(clgc_queue_t *q)
-{
-    if (q == NULL)
-        return CLGC_EINVAL;
-    if (atomic_load(&q->outstanding) != 0)
-        return CLGC_EBUSY;
-    while (clgc_queue_drain(q, 0) != 0)
-        ;
-    close(q->fd);
-    free(q);
-    return CLGC_OK;
 }

@@ -38,7 +38,8 @@ static const int clgc__never_stop;
 
 /* How much of a clgc_runtime_t each version has. */
 static const size_t clgc__runtime_size[CLGC_RUNTIME_VERSION + 1] = {
-    0, offsetof(clgc_runtime_t, flags), sizeof(clgc_runtime_t)};
+    0, offsetof(clgc_runtime_t, flags),
+    offsetof(clgc_runtime_t, callback_failed), sizeof(clgc_runtime_t)};
 
 /* Detaches a thread that exits while attached. */
 static pthread_key_t clgc__exit_key;

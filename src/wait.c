@@ -308,5 +308,6 @@ clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
         return clgc_clWaitForEvents(num_events, event_list);
     }
     clgc_call_safe(clgc__wait_body, &a);
+    clgc__hand_errors();
     return a.ret;
 }

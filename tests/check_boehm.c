@@ -337,9 +337,11 @@ END_TEST
 
 /* A thread that builds a program, through clgc's wrapper or raw. PoCL
  * calls the build notification on the building thread before the build
- * returns, so inside the wrapper the notification runs in the wrapper's
- * safe region: it tells the test the thread is there and holds it there
- * until the test has collected. */
+ * returns. Through the wrapper, clgc's trampoline runs it with bdwgc
+ * active again (GC_call_with_gc_active inside the wrapper's
+ * GC_do_blocking), and it holds the build open until the test has
+ * collected the way a callback that blocks should: in a safe region of its
+ * own. Raw, it blocks where it is. */
 struct boehm_builder {
     int wrapped; /* clgc_clBuildProgram, not clBuildProgram */
     cl_program program;
@@ -352,6 +354,17 @@ struct boehm_builder {
     int in_region;
 };
 
+static void *
+boehm_hold_build(void *data)
+{
+    struct boehm_builder *b = data;
+
+    boehm_watch(pthread_self());
+    sem_post(&b->inside);
+    boehm_sem_wait(&b->collected);
+    return NULL;
+}
+
 static void CL_CALLBACK
 boehm_build_notify(cl_program program, void *data)
 {
@@ -361,9 +374,10 @@ boehm_build_notify(cl_program program, void *data)
     b->notify_thread = pthread_self();
     b->depth = clgc_thread_region_depth();
     b->in_region = clgc_thread_in_region();
-    boehm_watch(pthread_self());
-    sem_post(&b->inside);
-    boehm_sem_wait(&b->collected);
+    if (b->wrapped)
+        clgc_call_safe(boehm_hold_build, b);
+    else
+        boehm_hold_build(b);
 }
 
 static void *
@@ -410,7 +424,7 @@ boehm_run_builder(int wrapped)
     ck_assert_msg(pthread_equal(b.notify_thread, b.thread),
                   "PoCL ran the build notification on another thread");
     ck_assert_uint_eq(b.depth, wrapped ? 1 : 0);
-    ck_assert_int_eq(b.in_region, wrapped ? 1 : 0);
+    ck_assert_int_eq(b.in_region, 0);
     ck_assert_int_eq(clgc_clReleaseProgram(b.program), CL_SUCCESS);
     boehm_cl_close(&cl);
     sem_destroy(&b.inside);
@@ -627,7 +641,10 @@ boehm_on_complete(cl_event event, cl_int status, void *data)
 
 /* Enqueue the kernel behind a user event, hang both callbacks on its
  * event, then release it: the event cannot complete before the callbacks
- * are set, so PoCL runs them where it completes kernels, not inline. */
+ * are set, so PoCL runs them where it completes kernels, not inline. The
+ * callbacks are registered raw: they enter bdwgc through clgc_call_active
+ * themselves (clgc_clSetEventCallback's trampoline would do it for them;
+ * check_boehm's callback tests show that). */
 static void
 boehm_run_kernel(struct boehm_cl *cl, cl_kernel kernel,
                  struct boehm_callbacks *cbs)
@@ -643,7 +660,7 @@ boehm_run_kernel(struct boehm_cl *cl, cl_kernel kernel,
                      CL_SUCCESS);
     for (int i = 0; i < 2; i++)
         ck_assert_int_eq(
-            clgc_clSetEventCallback(done, CL_COMPLETE, boehm_on_complete, cbs),
+            clSetEventCallback(done, CL_COMPLETE, boehm_on_complete, cbs),
             CL_SUCCESS);
     ck_assert_int_eq(clgc_clFlush(cl->queue), CL_SUCCESS);
     ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);

@@ -44,7 +44,8 @@ CLGC_BEGIN_DECLS
     XX(ENOTATTACHED, -5, "the calling thread is not attached to the runtime")  \
     XX(EATTACH, -6, "the runtime refused to attach the calling thread")        \
     XX(ENOMEM, -7, "out of memory")                                            \
-    XX(EBUSY, -8, "completions are still to come")
+    XX(EBUSY, -8, "completions are still to come")                            \
+    XX(ECALLBACK, -13, "a callback's handler failed")
 
 typedef enum clgc_errno {
     CLGC_OK = 0,

@@ -15,14 +15,17 @@
 
 CLGC_BEGIN_DECLS
 
+struct clgc_callback_error;
+
 /* The shape of every region hook: exactly bdwgc's GC_fn_type, so that
  * GC_do_blocking, GC_call_with_gc_active and scm_without_guile can be
  * stored in a clgc_runtime_t as they are. */
 typedef void *(*clgc_fn_t)(void *arg);
 
 /* Version 1: name, data, the callback hooks, attach and detach.
- * Version 2: flags, thread_known, and the safepoint form. */
-#define CLGC_RUNTIME_VERSION 2
+ * Version 2: flags, thread_known, and the safepoint form.
+ * Version 3: callback_failed. */
+#define CLGC_RUNTIME_VERSION 3
 
 /* Values of a thread's state word in the safepoint form. */
 #define CLGC_STATE_RUNNING 0
@@ -113,6 +116,17 @@ typedef struct clgc_runtime {
     int *(*thread_state)(void *data);
     const int *stop_requested;
     void (*safepoint)(void *data);
+
+    /* Version 3. */
+
+    /* A callback clgc delivered failed (its handler called
+     * clgc_callback_fail, or its thread could not be attached): called
+     * once per failure, in the order they happened, on the next thread to
+     * finish a clgc_wait_for_events or a clgc_queue_drain, with the runtime
+     * active. NULL: failures wait for clgc_callback_error_take (see
+     * clgc/callback.h). */
+    void (*callback_failed)(const struct clgc_callback_error *error,
+                            void *data);
 } clgc_runtime_t;
 
 /* Install rt as the process's runtime. The struct is copied; rt may be

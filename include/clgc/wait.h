@@ -126,6 +126,13 @@ CLGC_EXTERN int clgc_queue_fd(const clgc_queue_t *queue);
 CLGC_EXTERN cl_int clgc_event_post(cl_event event, clgc_queue_t *queue,
                                    clgc_event_cb handler, void *data);
 
+/* Post fn(data) to run in a later drain of queue: for completions of a
+ * runtime's own (a closure's handler that must run on the owner thread,
+ * say). Any thread; allocates one small record, freed after fn runs.
+ * Returns CLGC_OK, CLGC_EINVAL (NULL queue or fn) or CLGC_ENOMEM. */
+CLGC_EXTERN int clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data),
+                                void *data);
+
 /* Run the handlers of up to max pending completions (0: all), in the
  * order they completed, on the calling thread; return how many ran. Never
  * blocks. One thread drains a queue at a time. */

@@ -130,13 +130,49 @@ typedef cl_int (CL_API_CALL *clgc__pfn_clTerminateContextKHR)(cl_context);
 typedef cl_int (CL_API_CALL *clgc__pfn_clUpdateMutableCommandsKHR)(cl_command_buffer_khr, const cl_mutable_base_config_khr *);
 
 /* clBuildProgram */
+/* clBuildProgram's callback */
+struct clgc__v_clBuildProgram {
+    cl_program program;
+};
+
+static void
+clgc__r_clBuildProgram(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clBuildProgram *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clBuildProgram(cl_program program, void *user_data)
+{
+    struct clgc__v_clBuildProgram v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(program)) {
         return CL_INVALID_PROGRAM;
     }
-    return clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clBuildProgram", CLGC__ONCE, clgc__r_clBuildProgram,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clBuildProgram));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clBuildProgram;
+        user_data = cb;
+    }
+    ret = clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clBuildProgram {
@@ -821,13 +857,49 @@ clgc_clCommandNDRangeKernelKHR(cl_command_buffer_khr command_buffer, cl_command_
 }
 
 /* clCompileProgram */
+/* clCompileProgram's callback */
+struct clgc__v_clCompileProgram {
+    cl_program program;
+};
+
+static void
+clgc__r_clCompileProgram(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clCompileProgram *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clCompileProgram(cl_program program, void *user_data)
+{
+    struct clgc__v_clCompileProgram v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(program)) {
         return CL_INVALID_PROGRAM;
     }
-    return clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clCompileProgram", CLGC__ONCE, clgc__r_clCompileProgram,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clCompileProgram));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clCompileProgram;
+        user_data = cb;
+    }
+    ret = clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clCompileProgram {
@@ -1347,15 +1419,55 @@ clgc_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id devi
 }
 
 /* clCreateContext */
+/* clCreateContext's callback */
+struct clgc__v_clCreateContext {
+    const char *errinfo;
+    const void *private_info;
+    size_t cb;
+};
+
+static void
+clgc__r_clCreateContext(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clCreateContext *v = p;
+
+    ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clCreateContext(const char *errinfo, const void *private_info, size_t cb, void *user_data)
+{
+    struct clgc__v_clCreateContext v = {errinfo, private_info, cb};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_context
 clgc__c_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
+    struct clgc__callback *cb = NULL;
+    cl_context ret;
+
     if (!clgc__object_ok(clgc__first_object(num_devices, (const void *const *)devices))) {
         if (errcode_ret != NULL)
             *errcode_ret = CL_INVALID_DEVICE;
         return NULL;
     }
-    return clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clCreateContext", CLGC__CONTEXT, clgc__r_clCreateContext,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clCreateContext));
+        if (cb == NULL) {
+            if (errcode_ret != NULL)
+                *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+            return NULL;
+        }
+        pfn_notify = clgc__k_clCreateContext;
+        user_data = cb;
+    }
+    ret = clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    clgc__callback_registered(cb, ret != NULL, ret);
+    return ret;
 }
 
 struct clgc__a_clCreateContext {
@@ -1402,10 +1514,50 @@ clgc_clCreateContext(const cl_context_properties *properties, cl_uint num_device
 }
 
 /* clCreateContextFromType */
+/* clCreateContextFromType's callback */
+struct clgc__v_clCreateContextFromType {
+    const char *errinfo;
+    const void *private_info;
+    size_t cb;
+};
+
+static void
+clgc__r_clCreateContextFromType(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clCreateContextFromType *v = p;
+
+    ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clCreateContextFromType(const char *errinfo, const void *private_info, size_t cb, void *user_data)
+{
+    struct clgc__v_clCreateContextFromType v = {errinfo, private_info, cb};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_context
 clgc__c_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    return clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    struct clgc__callback *cb = NULL;
+    cl_context ret;
+
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clCreateContextFromType", CLGC__CONTEXT, clgc__r_clCreateContextFromType,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clCreateContextFromType));
+        if (cb == NULL) {
+            if (errcode_ret != NULL)
+                *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+            return NULL;
+        }
+        pfn_notify = clgc__k_clCreateContextFromType;
+        user_data = cb;
+    }
+    ret = clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    clgc__callback_registered(cb, ret != NULL, ret);
+    return ret;
 }
 
 struct clgc__a_clCreateContextFromType {
@@ -6348,13 +6500,51 @@ clgc_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl
 }
 
 /* clEnqueueSVMFree */
+/* clEnqueueSVMFree's callback */
+struct clgc__v_clEnqueueSVMFree {
+    cl_command_queue queue;
+    cl_uint num_svm_pointers;
+    void **svm_pointers;
+};
+
+static void
+clgc__r_clEnqueueSVMFree(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clEnqueueSVMFree *v = p;
+
+    ((void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data))cb->fn)(v->queue, v->num_svm_pointers, v->svm_pointers, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clEnqueueSVMFree(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data)
+{
+    struct clgc__v_clEnqueueSVMFree v = {queue, num_svm_pointers, svm_pointers};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(command_queue)) {
         return CL_INVALID_COMMAND_QUEUE;
     }
-    return clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    if (pfn_free_func != NULL) {
+        cb = clgc__callback_new("clEnqueueSVMFree", CLGC__ONCE_NOW, clgc__r_clEnqueueSVMFree,
+                                (clgc_function_t)pfn_free_func, user_data,
+                                sizeof(struct clgc__v_clEnqueueSVMFree));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_free_func = clgc__k_clEnqueueSVMFree;
+        user_data = cb;
+    }
+    ret = clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clEnqueueSVMFree {
@@ -6403,9 +6593,34 @@ clgc_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, 
 }
 
 /* clEnqueueSVMFreeARM */
+/* clEnqueueSVMFreeARM's callback */
+struct clgc__v_clEnqueueSVMFreeARM {
+    cl_command_queue queue;
+    cl_uint num_svm_pointers;
+    void **svm_pointers;
+};
+
+static void
+clgc__r_clEnqueueSVMFreeARM(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clEnqueueSVMFreeARM *v = p;
+
+    ((void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data))cb->fn)(v->queue, v->num_svm_pointers, v->svm_pointers, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clEnqueueSVMFreeARM(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data)
+{
+    struct clgc__v_clEnqueueSVMFreeARM v = {queue, num_svm_pointers, svm_pointers};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
     cl_int err;
     clgc__pfn_clEnqueueSVMFreeARM fn = (clgc__pfn_clEnqueueSVMFreeARM)clgc__extension(
         CLGC__X_clEnqueueSVMFreeARM, command_queue, &err);
@@ -6413,7 +6628,19 @@ clgc__c_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_poin
     if (fn == NULL) {
         return err;
     }
-    return fn(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    if (pfn_free_func != NULL) {
+        cb = clgc__callback_new("clEnqueueSVMFreeARM", CLGC__ONCE_NOW, clgc__r_clEnqueueSVMFreeARM,
+                                (clgc_function_t)pfn_free_func, user_data,
+                                sizeof(struct clgc__v_clEnqueueSVMFreeARM));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_free_func = clgc__k_clEnqueueSVMFreeARM;
+        user_data = cb;
+    }
+    ret = fn(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clEnqueueSVMFreeARM {
@@ -10474,15 +10701,53 @@ clgc_clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch, cl
 }
 
 /* clLinkProgram */
+/* clLinkProgram's callback */
+struct clgc__v_clLinkProgram {
+    cl_program program;
+};
+
+static void
+clgc__r_clLinkProgram(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clLinkProgram *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clLinkProgram(cl_program program, void *user_data)
+{
+    struct clgc__v_clLinkProgram v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_program
 clgc__c_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
 {
+    struct clgc__callback *cb = NULL;
+    cl_program ret;
+
     if (!clgc__object_ok(context)) {
         if (errcode_ret != NULL)
             *errcode_ret = CL_INVALID_CONTEXT;
         return NULL;
     }
-    return clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clLinkProgram", CLGC__ONCE, clgc__r_clLinkProgram,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clLinkProgram));
+        if (cb == NULL) {
+            if (errcode_ret != NULL)
+                *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+            return NULL;
+        }
+        pfn_notify = clgc__k_clLinkProgram;
+        user_data = cb;
+    }
+    ret = clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    clgc__callback_registered(cb, ret != NULL, NULL);
+    return ret;
 }
 
 struct clgc__a_clLinkProgram {
@@ -12390,13 +12655,49 @@ clgc_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 }
 
 /* clSetContextDestructorCallback */
+/* clSetContextDestructorCallback's callback */
+struct clgc__v_clSetContextDestructorCallback {
+    cl_context context;
+};
+
+static void
+clgc__r_clSetContextDestructorCallback(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetContextDestructorCallback *v = p;
+
+    ((void (CL_CALLBACK *)(cl_context context, void *user_data))cb->fn)(v->context, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetContextDestructorCallback(cl_context context, void *user_data)
+{
+    struct clgc__v_clSetContextDestructorCallback v = {context};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(context)) {
         return CL_INVALID_CONTEXT;
     }
-    return clSetContextDestructorCallback(context, pfn_notify, user_data);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetContextDestructorCallback", CLGC__ONCE, clgc__r_clSetContextDestructorCallback,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetContextDestructorCallback));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetContextDestructorCallback;
+        user_data = cb;
+    }
+    ret = clSetContextDestructorCallback(context, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clSetContextDestructorCallback {
@@ -12496,13 +12797,50 @@ clgc_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_
 }
 
 /* clSetEventCallback */
+/* clSetEventCallback's callback */
+struct clgc__v_clSetEventCallback {
+    cl_event event;
+    cl_int event_command_status;
+};
+
+static void
+clgc__r_clSetEventCallback(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetEventCallback *v = p;
+
+    ((void (CL_CALLBACK *)(cl_event event, cl_int event_command_status, void *user_data))cb->fn)(v->event, v->event_command_status, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetEventCallback(cl_event event, cl_int event_command_status, void *user_data)
+{
+    struct clgc__v_clSetEventCallback v = {event, event_command_status};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status, void *user_data), void *user_data)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(event)) {
         return CL_INVALID_EVENT;
     }
-    return clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetEventCallback", CLGC__ONCE, clgc__r_clSetEventCallback,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetEventCallback));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetEventCallback;
+        user_data = cb;
+    }
+    ret = clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clSetEventCallback {
@@ -12883,9 +13221,32 @@ clgc_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_name
 }
 
 /* clSetMemObjectDestructorAPPLE */
+/* clSetMemObjectDestructorAPPLE's callback */
+struct clgc__v_clSetMemObjectDestructorAPPLE {
+    cl_mem memobj;
+};
+
+static void
+clgc__r_clSetMemObjectDestructorAPPLE(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetMemObjectDestructorAPPLE *v = p;
+
+    ((void (CL_CALLBACK *)(cl_mem memobj, void *user_data))cb->fn)(v->memobj, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetMemObjectDestructorAPPLE(cl_mem memobj, void *user_data)
+{
+    struct clgc__v_clSetMemObjectDestructorAPPLE v = {memobj};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
     cl_int err;
     clgc__pfn_clSetMemObjectDestructorAPPLE fn = (clgc__pfn_clSetMemObjectDestructorAPPLE)clgc__extension(
         CLGC__X_clSetMemObjectDestructorAPPLE, memobj, &err);
@@ -12893,7 +13254,19 @@ clgc__c_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_noti
     if (fn == NULL) {
         return err;
     }
-    return fn(memobj, pfn_notify, user_data);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetMemObjectDestructorAPPLE", CLGC__ONCE, clgc__r_clSetMemObjectDestructorAPPLE,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetMemObjectDestructorAPPLE));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetMemObjectDestructorAPPLE;
+        user_data = cb;
+    }
+    ret = fn(memobj, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clSetMemObjectDestructorAPPLE {
@@ -12940,13 +13313,49 @@ clgc_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_notify)
 }
 
 /* clSetMemObjectDestructorCallback */
+/* clSetMemObjectDestructorCallback's callback */
+struct clgc__v_clSetMemObjectDestructorCallback {
+    cl_mem memobj;
+};
+
+static void
+clgc__r_clSetMemObjectDestructorCallback(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetMemObjectDestructorCallback *v = p;
+
+    ((void (CL_CALLBACK *)(cl_mem memobj, void *user_data))cb->fn)(v->memobj, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetMemObjectDestructorCallback(cl_mem memobj, void *user_data)
+{
+    struct clgc__v_clSetMemObjectDestructorCallback v = {memobj};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(memobj)) {
         return CL_INVALID_MEM_OBJECT;
     }
-    return clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetMemObjectDestructorCallback", CLGC__ONCE, clgc__r_clSetMemObjectDestructorCallback,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetMemObjectDestructorCallback));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetMemObjectDestructorCallback;
+        user_data = cb;
+    }
+    ret = clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clSetMemObjectDestructorCallback {
@@ -12993,13 +13402,49 @@ clgc_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_noti
 }
 
 /* clSetProgramReleaseCallback */
+/* clSetProgramReleaseCallback's callback */
+struct clgc__v_clSetProgramReleaseCallback {
+    cl_program program;
+};
+
+static void
+clgc__r_clSetProgramReleaseCallback(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetProgramReleaseCallback *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetProgramReleaseCallback(cl_program program, void *user_data)
+{
+    struct clgc__v_clSetProgramReleaseCallback v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
 static inline cl_int
 clgc__c_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(program)) {
         return CL_INVALID_PROGRAM;
     }
-    return clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetProgramReleaseCallback", CLGC__ONCE, clgc__r_clSetProgramReleaseCallback,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetProgramReleaseCallback));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetProgramReleaseCallback;
+        user_data = cb;
+    }
+    ret = clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clSetProgramReleaseCallback {

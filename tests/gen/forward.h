@@ -31,7 +31,7 @@ enum test_forward_arg {
     TEST_ARG_OBJECTS,   /* an array of the platform's objects */
     TEST_ARG_CONTEXT_PROPERTIES, /* {CL_CONTEXT_PLATFORM, platform, 0} */
     TEST_ARG_POINTER,   /* a zeroed scratch buffer */
-    TEST_ARG_FUNCTION   /* a fake function pointer, never called */
+    TEST_ARG_FUNCTION   /* a callback: NULL here */
 };
 
 enum test_forward_result { TEST_RESULT_VOID, TEST_RESULT_INT32, TEST_RESULT_POINTER };
@@ -45,6 +45,7 @@ struct test_forward_case {
     unsigned char loader_fn;   /* ocl-icd hands out its own function */
     unsigned char has_vendor;  /* clgc finds a platform from the arguments */
     enum test_forward_result result;
+    unsigned char result_object; /* the stub returns stub_control.made_context */
     unsigned nparams;
     unsigned char kinds[TEST_MAX_PARAMS]; /* enum test_forward_arg */
     const char *const *names;

@@ -71,6 +71,8 @@ stub_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id 
     const uint64_t stub_args[] = {STUB_PTR(program), STUB_U32(num_devices), STUB_PTR(device_list), STUB_PTR(options), STUB_PTR(pfn_notify), STUB_PTR(user_data)};
 
     stub_record(0, 6, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify(program, user_data);
     return (cl_int)stub_result_bits(0);
 }
 
@@ -181,6 +183,8 @@ stub_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_i
     const uint64_t stub_args[] = {STUB_PTR(program), STUB_U32(num_devices), STUB_PTR(device_list), STUB_PTR(options), STUB_U32(num_input_headers), STUB_PTR(input_headers), STUB_PTR(header_include_names), STUB_PTR(pfn_notify), STUB_PTR(user_data)};
 
     stub_record(11, 9, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify(program, user_data);
     return (cl_int)stub_result_bits(11);
 }
 
@@ -271,7 +275,9 @@ stub_clCreateContext(const cl_context_properties *properties, cl_uint num_device
     const uint64_t stub_args[] = {STUB_PTR(properties), STUB_U32(num_devices), STUB_PTR(devices), STUB_PTR(pfn_notify), STUB_PTR(user_data), STUB_PTR(errcode_ret)};
 
     stub_record(20, 6, stub_args);
-    return (cl_context)(uintptr_t)stub_result_bits(20);
+    if (pfn_notify != NULL)
+        pfn_notify("clgc stub: a context error", NULL, 0, user_data);
+    return (cl_context)stub_made_context();
 }
 
 /* clCreateContextFromType */
@@ -281,7 +287,9 @@ stub_clCreateContextFromType(const cl_context_properties *properties, cl_device_
     const uint64_t stub_args[] = {STUB_PTR(properties), STUB_U64(device_type), STUB_PTR(pfn_notify), STUB_PTR(user_data), STUB_PTR(errcode_ret)};
 
     stub_record(21, 5, stub_args);
-    return (cl_context)(uintptr_t)stub_result_bits(21);
+    if (pfn_notify != NULL)
+        pfn_notify("clgc stub: a context error", NULL, 0, user_data);
+    return (cl_context)stub_made_context();
 }
 
 /* clCreateEventFromEGLSyncKHR */
@@ -981,6 +989,8 @@ stub_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *us
     const uint64_t stub_args[] = {STUB_PTR(command_queue), STUB_PTR(user_func), STUB_PTR(args), STUB_U64(cb_args), STUB_U32(num_mem_objects), STUB_PTR(mem_list), STUB_PTR(args_mem_loc), STUB_U32(num_events_in_wait_list), STUB_PTR(event_wait_list), STUB_PTR(event)};
 
     stub_record(91, 10, stub_args);
+    if (user_func != NULL)
+        user_func(args);
     return (cl_int)stub_result_bits(91);
 }
 
@@ -1121,6 +1131,8 @@ stub_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, 
     const uint64_t stub_args[] = {STUB_PTR(command_queue), STUB_U32(num_svm_pointers), STUB_PTR(svm_pointers), STUB_PTR(pfn_free_func), STUB_PTR(user_data), STUB_U32(num_events_in_wait_list), STUB_PTR(event_wait_list), STUB_PTR(event)};
 
     stub_record(105, 8, stub_args);
+    if (pfn_free_func != NULL)
+        pfn_free_func(command_queue, num_svm_pointers, svm_pointers, user_data);
     return (cl_int)stub_result_bits(105);
 }
 
@@ -1131,6 +1143,8 @@ stub_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_pointer
     const uint64_t stub_args[] = {STUB_PTR(command_queue), STUB_U32(num_svm_pointers), STUB_PTR(svm_pointers), STUB_PTR(pfn_free_func), STUB_PTR(user_data), STUB_U32(num_events_in_wait_list), STUB_PTR(event_wait_list), STUB_PTR(event)};
 
     stub_record(106, 8, stub_args);
+    if (pfn_free_func != NULL)
+        pfn_free_func(command_queue, num_svm_pointers, svm_pointers, user_data);
     return (cl_int)stub_result_bits(106);
 }
 
@@ -1873,6 +1887,8 @@ stub_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *
     const uint64_t stub_args[] = {STUB_PTR(context), STUB_U32(num_devices), STUB_PTR(device_list), STUB_PTR(options), STUB_U32(num_input_programs), STUB_PTR(input_programs), STUB_PTR(pfn_notify), STUB_PTR(user_data), STUB_PTR(errcode_ret)};
 
     stub_record(179, 9, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify((cl_program)(uintptr_t)stub_result_bits(179), user_data);
     return (cl_program)(uintptr_t)stub_result_bits(179);
 }
 
@@ -2228,6 +2244,8 @@ stub_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_n
     const uint64_t stub_args[] = {STUB_PTR(context), STUB_PTR(pfn_notify), STUB_PTR(user_data)};
 
     stub_record(215, 3, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify(context, user_data);
     return (cl_int)stub_result_bits(215);
 }
 
@@ -2248,6 +2266,8 @@ stub_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void 
     const uint64_t stub_args[] = {STUB_PTR(event), STUB_U32(command_exec_callback_type), STUB_PTR(pfn_notify), STUB_PTR(user_data)};
 
     stub_record(217, 4, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify(event, CL_COMPLETE, user_data);
     return (cl_int)stub_result_bits(217);
 }
 
@@ -2318,6 +2338,8 @@ stub_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_notify)
     const uint64_t stub_args[] = {STUB_PTR(memobj), STUB_PTR(pfn_notify), STUB_PTR(user_data)};
 
     stub_record(224, 3, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify(memobj, user_data);
     return (cl_int)stub_result_bits(224);
 }
 
@@ -2328,6 +2350,8 @@ stub_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_noti
     const uint64_t stub_args[] = {STUB_PTR(memobj), STUB_PTR(pfn_notify), STUB_PTR(user_data)};
 
     stub_record(225, 3, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify(memobj, user_data);
     return (cl_int)stub_result_bits(225);
 }
 
@@ -2338,6 +2362,8 @@ stub_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_noti
     const uint64_t stub_args[] = {STUB_PTR(program), STUB_PTR(pfn_notify), STUB_PTR(user_data)};
 
     stub_record(226, 3, stub_args);
+    if (pfn_notify != NULL)
+        pfn_notify(program, user_data);
     return (cl_int)stub_result_bits(226);
 }
 

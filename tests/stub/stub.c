@@ -45,10 +45,12 @@ static struct _cl_platform_id stub_platforms[2] = {
 #define STUB_N_PLATFORMS 2
 
 static struct stub_object stub_objects[STUB_N_PLATFORMS][STUB_N_OBJECTS];
+static struct stub_object stub_context = {&stub_dispatch, STUB_N_OBJECTS};
 static void *stub_object(cl_platform_id platform, unsigned i);
 static void stub_reset(void);
 static struct stub_control stub_ctl = {
     .object = stub_object,
+    .made_context = &stub_context,
     .reset = stub_reset,
 };
 static pthread_mutex_t stub_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,6 +86,12 @@ stub_object(cl_platform_id platform, unsigned i)
     if (p < 0 || i >= STUB_N_OBJECTS)
         return NULL;
     return &stub_objects[p][i];
+}
+
+void *
+stub_made_context(void)
+{
+    return &stub_context;
 }
 
 static void

@@ -54,6 +54,10 @@ struct stub_control {
      * the stub never looks inside. NULL for a platform not the stub's. */
     void *(*object)(cl_platform_id platform, unsigned i);
 
+    /* What the stub's clCreateContext and clCreateContextFromType
+     * return: an object of the stub platform. */
+    void *made_context;
+
     /* Forget every call and zero the counters (not the probe). */
     void (*reset)(void);
 };
@@ -91,6 +95,9 @@ extern const unsigned stub_n_extensions;
 
 /* Log a call of command `index` with its arguments' bits. */
 void stub_record(unsigned index, unsigned nargs, const uint64_t *args);
+
+/* stub_control.made_context. */
+void *stub_made_context(void);
 
 /* The hooks (gen/stubgen.py, STUB_HOOKS): return 1 with *ret set if the
  * call was plumbing the stub answers itself, 0 to record it. */

@@ -1,0 +1,245 @@
+/* The trampolines' records and how a call reaches the user's function
+ * (include/clgc/callback.h).
+ *
+ * Each wrapper of a command that takes a callback (generated, see
+ * gen/generate.py) hands OpenCL a trampoline of the callback's own type
+ * and a record in place of the user's function and data. When OpenCL calls
+ * the trampoline, it packs the arguments into a struct on its stack and
+ * calls clgc__callback_fire, which either
+ *
+ * - runs the user's function now, through clgc_call_active: with the
+ *   runtime active on whichever thread this is (re-entered from inside the
+ *   caller's own safe region, called directly on an active thread, or on a
+ *   foreign thread after attaching it once); or
+ * - for a record registered by a thread that asked for deferral, copies
+ *   the arguments into the record and posts it to that thread's queue, to
+ *   run in its next drain.
+ *
+ * A record of a callback called at most once holds two references, the
+ * registration's (dropped when the registering call returns) and the
+ * callback's (dropped after the call, or when the registering call failed
+ * and so the call will never come). A context's error callback is freed
+ * by the context's destructor callback. */
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clgc/callback.h"
+#include "internal.h"
+
+/* The callback being delivered on this thread, for clgc_callback_fail. */
+static __thread const struct clgc__callback *clgc__delivering;
+
+/* Callbacks registered on this thread go to this queue, or run at once. */
+static __thread clgc_queue_t *clgc__defer_to;
+
+struct clgc__failure {
+    struct clgc__failure *next;
+    clgc_callback_error_t e;
+};
+
+/* Failures not yet handed over, oldest first. Rare: a lock is enough. */
+static pthread_mutex_t clgc__failures_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct clgc__failure *clgc__failures, **clgc__failures_tail =
+                                                  &clgc__failures;
+static atomic_uint clgc__nfailures;
+
+static void clgc__run_deferred(struct clgc__item *it);
+
+static void
+clgc__unref(struct clgc__callback *cb, unsigned k)
+{
+    if (__atomic_sub_fetch(&cb->refs, k, __ATOMIC_ACQ_REL) == 0)
+        free(cb);
+}
+
+struct clgc__callback *
+clgc__callback_new(const char *command, enum clgc__lifetime lifetime,
+                   clgc__run_fn run, clgc_function_t fn, void *data,
+                   size_t argsize)
+{
+    clgc_queue_t *queue = lifetime == CLGC__ONCE ? clgc__defer_to : NULL;
+    struct clgc__callback *cb =
+        malloc(sizeof(*cb) + (queue != NULL ? argsize : 0));
+
+    if (cb == NULL)
+        return NULL;
+    *cb = (struct clgc__callback){.item.run = clgc__run_deferred,
+                                  .run = run,
+                                  .fn = fn,
+                                  .data = data,
+                                  .command = command,
+                                  .queue = queue,
+                                  .lifetime = lifetime,
+                                  .refs = lifetime == CLGC__CONTEXT ? 1 : 2,
+                                  .argsize = argsize};
+    if (queue != NULL)
+        clgc__queue_promise(queue, 1);
+    return cb;
+}
+
+static void CL_CALLBACK
+clgc__context_gone(cl_context context, void *p)
+{
+    (void)context;
+    free(p);
+}
+
+void
+clgc__callback_registered(struct clgc__callback *cb, int ok,
+                          cl_context context)
+{
+    int waiting = 0;
+
+    if (cb == NULL)
+        return;
+    if (cb->lifetime == CLGC__CONTEXT) {
+        /* A context that OpenCL 3.0's destructor callback cannot tell us
+         * about keeps its record (a few dozen bytes) for good. */
+        if (!ok)
+            free(cb);
+        else
+            (void)clSetContextDestructorCallback(context, clgc__context_gone,
+                                                 cb);
+        return;
+    }
+    /* A registering call that fails has not called, and will not call, the
+     * callback (a failed build has called it already). */
+    if (!ok && __atomic_compare_exchange_n(&cb->state, &waiting, 2, 0,
+                                           __ATOMIC_ACQ_REL,
+                                           __ATOMIC_ACQUIRE)) {
+        if (cb->queue != NULL)
+            clgc__queue_promise(cb->queue, -1);
+        clgc__unref(cb, 2);
+        return;
+    }
+    clgc__unref(cb, 1);
+}
+
+struct clgc__call {
+    const struct clgc__callback *cb;
+    const void *args;
+};
+
+static void *
+clgc__call_now(void *p)
+{
+    const struct clgc__call *c = p;
+    const struct clgc__callback *outer = clgc__delivering;
+
+    clgc__delivering = c->cb;
+    c->cb->run(c->cb, c->args);
+    clgc__delivering = outer;
+    return NULL;
+}
+
+void
+clgc__callback_fire(struct clgc__callback *cb, const void *args)
+{
+    struct clgc__call c = {cb, args};
+    int err;
+
+    if (cb->lifetime != CLGC__CONTEXT)
+        __atomic_store_n(&cb->state, 1, __ATOMIC_RELEASE);
+    if (cb->queue != NULL) {
+        /* The queue takes over the callback's reference. */
+        memcpy(cb->args, args, cb->argsize);
+        clgc__queue_push(cb->queue, &cb->item, 1);
+        return;
+    }
+    err = clgc_call_active(clgc__call_now, &c, NULL);
+    if (err != CLGC_OK)
+        clgc__record_error(cb->command, err, NULL);
+    if (cb->lifetime != CLGC__CONTEXT)
+        clgc__unref(cb, 1);
+}
+
+/* A deferred callback's turn in its queue's drain, on the owner thread. */
+static void
+clgc__run_deferred(struct clgc__item *it)
+{
+    struct clgc__callback *cb = (struct clgc__callback *)it;
+    struct clgc__call c = {cb, cb->args};
+
+    clgc__call_now(&c);
+    clgc__unref(cb, 1);
+}
+
+int
+clgc_callbacks_defer(clgc_queue_t *queue)
+{
+    clgc__defer_to = queue;
+    return CLGC_OK;
+}
+
+clgc_queue_t *
+clgc_callbacks_deferred_to(void)
+{
+    return clgc__defer_to;
+}
+
+void
+clgc__record_error(const char *command, int code, void *error)
+{
+    struct clgc__failure *f = malloc(sizeof(*f));
+
+    if (f == NULL)
+        return; /* nowhere to say it: the failure is lost */
+    *f = (struct clgc__failure){NULL, {command, code, error}};
+    pthread_mutex_lock(&clgc__failures_lock);
+    *clgc__failures_tail = f;
+    clgc__failures_tail = &f->next;
+    atomic_fetch_add(&clgc__nfailures, 1);
+    pthread_mutex_unlock(&clgc__failures_lock);
+}
+
+int
+clgc_callback_fail(void *error)
+{
+    if (clgc__delivering == NULL)
+        return CLGC_EINVAL;
+    clgc__record_error(clgc__delivering->command, CLGC_ECALLBACK, error);
+    return CLGC_OK;
+}
+
+int
+clgc_callback_error_take(clgc_callback_error_t *error)
+{
+    struct clgc__failure *f;
+
+    if (error == NULL)
+        return CLGC_EINVAL;
+    if (atomic_load_explicit(&clgc__nfailures, memory_order_relaxed) == 0)
+        return 0;
+    pthread_mutex_lock(&clgc__failures_lock);
+    f = clgc__failures;
+    if (f != NULL) {
+        clgc__failures = f->next;
+        if (clgc__failures == NULL)
+            clgc__failures_tail = &clgc__failures;
+        atomic_fetch_sub(&clgc__nfailures, 1);
+    }
+    pthread_mutex_unlock(&clgc__failures_lock);
+    if (f == NULL)
+        return 0;
+    *error = f->e;
+    free(f);
+    return 1;
+}
+
+void
+clgc__hand_errors(void)
+{
+    const clgc_runtime_t *rt;
+    clgc_callback_error_t e;
+
+    if (CLGC_LIKELY(atomic_load_explicit(&clgc__nfailures,
+                                         memory_order_relaxed) == 0))
+        return;
+    rt = clgc__runtime();
+    if (rt->callback_failed == NULL)
+        return; /* kept for clgc_callback_error_take */
+    while (clgc_callback_error_take(&e) == 1)
+        rt->callback_failed(&e, rt->data);
+}

@@ -17,6 +17,8 @@ const char *test_spin_src = "__kernel void spin(__global float *x, int n)\n"
 
 static atomic_ulong safe_calls, active_calls, attach_calls, detach_calls;
 static atomic_int attach_result;
+static atomic_ulong failures;
+static clgc_callback_error_t last_failure;
 static __thread int hook_depth;
 
 static void *
@@ -59,6 +61,13 @@ rec_detach(void *data)
     atomic_fetch_add(&detach_calls, 1);
 }
 
+static void
+rec_failed(const clgc_callback_error_t *error, void *data)
+{
+    last_failure = *error;
+    atomic_fetch_add(&failures, 1);
+}
+
 int
 test_rt_install(void)
 {
@@ -68,9 +77,20 @@ test_rt_install(void)
                                       .safe_region = rec_safe,
                                       .active_region = rec_active,
                                       .attach_thread = rec_attach,
-                                      .detach_thread = rec_detach};
+                                      .detach_thread = rec_detach,
+                                      .callback_failed = rec_failed};
 
     return clgc_runtime_install(&rt);
+}
+
+unsigned long
+test_rt_failures(clgc_callback_error_t *last)
+{
+    unsigned long n = atomic_load(&failures);
+
+    if (last != NULL)
+        *last = last_failure;
+    return n;
 }
 
 unsigned long

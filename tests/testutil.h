@@ -18,6 +18,10 @@ unsigned long test_rt_active_calls(void);
 unsigned long test_rt_attach_calls(void);
 unsigned long test_rt_detach_calls(void);
 
+/* How many failures the callback_failed hook was given, and the last
+ * one (if last is not NULL). */
+unsigned long test_rt_failures(clgc_callback_error_t *last);
+
 /* How many safe_region hooks the calling thread is inside right now. */
 int test_rt_hook_depth(void);
 
@@ -51,5 +55,7 @@ Suite *clgc_make_forward_suite(void);
 Suite *clgc_make_threads_suite(void);
 Suite *clgc_make_wait_suite(void);
 Suite *clgc_make_notify_suite(void);
+Suite *clgc_make_callback_suite(void);
+Suite *clgc_make_callback_threads_suite(void);
 
 #endif /* CLGC_TESTUTIL_H */

@@ -1,0 +1,625 @@
+/* OpenCL's callbacks through clgc's wrappers, on the real PoCL device: each
+ * runs with the runtime active, on the thread PoCL picks, as often as its
+ * lifetime rule says; deferred ones run in the owner's drain; failures
+ * reach the runtime's callback_failed hook. The commands PoCL lacks are
+ * covered against the stub ICD in check_forward.c. */
+
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+/* What a callback saw. */
+struct seen {
+    sem_t ran;
+    atomic_int calls;
+    pthread_t thread;
+    int in_region;
+    int hook_depth;
+    unsigned long active_calls; /* the runtime's count when it ran */
+    cl_int status;
+    void *object;
+    int fail; /* report a failure with clgc_callback_fail(&fail) */
+    int fail_result;
+};
+
+static void
+seen_init(struct seen *s)
+{
+    *s = (struct seen){.status = 1};
+    ck_assert_int_eq(sem_init(&s->ran, 0, 0), 0);
+}
+
+static void
+saw(struct seen *s, void *object)
+{
+    s->thread = pthread_self();
+    s->in_region = clgc_thread_in_region();
+    s->hook_depth = test_rt_hook_depth();
+    s->active_calls = test_rt_active_calls();
+    s->object = object;
+    if (s->fail)
+        s->fail_result = clgc_callback_fail(&s->fail);
+    atomic_fetch_add(&s->calls, 1);
+    sem_post(&s->ran);
+}
+
+static void CL_CALLBACK
+on_event(cl_event event, cl_int status, void *data)
+{
+    struct seen *s = data;
+
+    s->status = status;
+    saw(s, event);
+}
+
+static void CL_CALLBACK
+on_program(cl_program program, void *data)
+{
+    saw(data, program);
+}
+
+static void CL_CALLBACK
+on_mem(cl_mem mem, void *data)
+{
+    saw(data, mem);
+}
+
+static void CL_CALLBACK
+on_context(cl_context context, void *data)
+{
+    saw(data, context);
+}
+
+static void CL_CALLBACK
+on_context_error(const char *errinfo, const void *private_info, size_t cb,
+                 void *data)
+{
+    saw(data, NULL);
+}
+
+static void CL_CALLBACK
+on_svm_free(cl_command_queue queue, cl_uint n, void *pointers[], void *data)
+{
+    struct seen *s = data;
+
+    for (cl_uint i = 0; i < n; i++)
+        clSVMFree(s->object, pointers[i]);
+    saw(s, pointers[0]);
+}
+
+static void
+wait_ran(struct seen *s)
+{
+    while (sem_wait(&s->ran) != 0)
+        ;
+}
+
+/* It ran once, on this thread, from inside the wrapper that registered it:
+ * re-entered through the runtime's active hook. */
+static void
+expect_inline(struct seen *s, unsigned long active_before)
+{
+    ck_assert_int_eq(atomic_load(&s->calls), 1);
+    ck_assert(pthread_equal(s->thread, pthread_self()));
+    ck_assert_int_eq(s->in_region, 0);
+    ck_assert_int_eq(s->hook_depth, 0);
+    ck_assert_uint_eq(s->active_calls - active_before, 1);
+}
+
+static cl_device_id
+device_of(cl_context context)
+{
+    cl_device_id device;
+
+    ck_assert_int_eq(clGetContextInfo(context, CL_CONTEXT_DEVICES,
+                                      sizeof(device), &device, NULL),
+                     CL_SUCCESS);
+    return device;
+}
+
+static cl_event
+user_event(cl_context context)
+{
+    cl_int err;
+    cl_event ev = clgc_clCreateUserEvent(context, &err);
+
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return ev;
+}
+
+/* A kernel that runs behind a user event: PoCL completes kernels on its
+ * worker thread (a marker behind a user event completes inline, in
+ * clSetUserEventStatus), so its event's callbacks run there. */
+struct gated {
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel kernel;
+    cl_mem buffer;
+};
+
+static void
+gated_open(struct gated *g)
+{
+    cl_device_id device;
+    cl_int err, n = 1;
+
+    g->context = test_pocl_context();
+    device = device_of(g->context);
+    g->queue = clCreateCommandQueueWithProperties(g->context, device, NULL,
+                                                  &err);
+    g->program = clCreateProgramWithSource(g->context, 1, &test_spin_src,
+                                           NULL, &err);
+    ck_assert_int_eq(clBuildProgram(g->program, 1, &device, "", NULL, NULL),
+                     CL_SUCCESS);
+    g->kernel = clCreateKernel(g->program, "spin", &err);
+    g->buffer =
+        clCreateBuffer(g->context, CL_MEM_READ_WRITE, sizeof(float), NULL,
+                       &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    clSetKernelArg(g->kernel, 0, sizeof(g->buffer), &g->buffer);
+    clSetKernelArg(g->kernel, 1, sizeof(n), &n);
+}
+
+/* Enqueue the kernel behind *gate (a new user event); its event. */
+static cl_event
+gated_launch(struct gated *g, cl_event *gate)
+{
+    size_t one = 1;
+    cl_event done;
+
+    *gate = user_event(g->context);
+    ck_assert_int_eq(clgc_clEnqueueNDRangeKernel(g->queue, g->kernel, 1, NULL,
+                                                 &one, NULL, 1, gate, &done),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clgc_clFlush(g->queue), CL_SUCCESS);
+    return done;
+}
+
+static void
+gated_close(struct gated *g)
+{
+    clReleaseMemObject(g->buffer);
+    clReleaseKernel(g->kernel);
+    clReleaseProgram(g->program);
+    clReleaseCommandQueue(g->queue);
+    clReleaseContext(g->context);
+}
+
+START_TEST(event_callback_on_a_complete_event_runs_inline)
+{
+    cl_context context = test_pocl_context();
+    cl_event ev = user_event(context);
+    unsigned long active0;
+    struct seen s;
+
+    seen_init(&s);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    active0 = test_rt_active_calls();
+    ck_assert_int_eq(clgc_clSetEventCallback(ev, CL_COMPLETE, on_event, &s),
+                     CL_SUCCESS);
+    expect_inline(&s, active0);
+    ck_assert_int_eq(s.status, CL_COMPLETE);
+    ck_assert_ptr_eq(s.object, ev);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* A kernel behind a user event completes on PoCL's worker thread. (The
+ * recording runtime knows every thread; check_boehm and check_safepoint
+ * show the attach.) */
+START_TEST(event_callback_runs_on_pocl_thread)
+{
+    struct gated g;
+    struct seen s[2];
+
+    gated_open(&g);
+    for (int i = 0; i < 2; i++) {
+        cl_event gate, done = gated_launch(&g, &gate);
+
+        seen_init(&s[i]);
+        ck_assert_int_eq(
+            clgc_clSetEventCallback(done, CL_COMPLETE, on_event, &s[i]),
+            CL_SUCCESS);
+        ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE),
+                         CL_SUCCESS);
+        wait_ran(&s[i]);
+        ck_assert_int_eq(clgc_clFinish(g.queue), CL_SUCCESS);
+        clReleaseEvent(done);
+        clReleaseEvent(gate);
+    }
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(atomic_load(&s[i].calls), 1);
+        ck_assert_int_eq(s[i].in_region, 0);
+        ck_assert_int_eq(s[i].status, CL_COMPLETE);
+        ck_assert(!pthread_equal(s[i].thread, pthread_self()));
+    }
+    gated_close(&g);
+}
+END_TEST
+
+START_TEST(build_compile_and_link_notify_once_each)
+{
+    static const char *src = "__kernel void k(__global int *x) { x[0] = 1; }";
+    cl_context context = test_pocl_context();
+    cl_device_id device = device_of(context);
+    struct seen built, compiled, linked;
+    cl_program p, q, linked_program;
+    unsigned long active0;
+    cl_int err;
+
+    seen_init(&built);
+    seen_init(&compiled);
+    seen_init(&linked);
+    p = clgc_clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    active0 = test_rt_active_calls();
+    ck_assert_int_eq(
+        clgc_clBuildProgram(p, 1, &device, "", on_program, &built),
+        CL_SUCCESS);
+    expect_inline(&built, active0);
+    ck_assert_ptr_eq(built.object, p);
+
+    q = clgc_clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    active0 = test_rt_active_calls();
+    ck_assert_int_eq(clgc_clCompileProgram(q, 1, &device, "", 0, NULL, NULL,
+                                           on_program, &compiled),
+                     CL_SUCCESS);
+    expect_inline(&compiled, active0);
+    active0 = test_rt_active_calls();
+    linked_program = clgc_clLinkProgram(context, 1, &device, "", 1, &q,
+                                        on_program, &linked, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    expect_inline(&linked, active0);
+    ck_assert_ptr_eq(linked.object, linked_program);
+    clReleaseProgram(linked_program);
+    clReleaseProgram(q);
+    clReleaseProgram(p);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* A build that fails after it started has called its notification. One
+ * refused before it starts may never call it (the spec) or call it once
+ * all the same (PoCL 3.1, for a device list it refuses); either way the
+ * record is freed (LSan). */
+START_TEST(failed_builds_notify_as_the_spec_says)
+{
+    static const char *bad = "__kernel void k(void) { syntax error }";
+    cl_context context = test_pocl_context();
+    cl_device_id device = device_of(context);
+    struct seen failed, refused;
+    cl_program p;
+    cl_int err;
+
+    seen_init(&failed);
+    seen_init(&refused);
+    p = clgc_clCreateProgramWithSource(context, 1, &bad, NULL, &err);
+    ck_assert_int_eq(
+        clgc_clBuildProgram(p, 1, &device, "", on_program, &failed),
+        CL_BUILD_PROGRAM_FAILURE);
+    ck_assert_int_eq(atomic_load(&failed.calls), 1);
+    ck_assert_int_eq(clgc_clBuildProgram(p, 0, &device, "", on_program,
+                                         &refused),
+                     CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_clBuildProgram(NULL, 1, &device, "", on_program,
+                                         &refused),
+                     CL_INVALID_PROGRAM);
+    ck_assert_int_le(atomic_load(&refused.calls), 2);
+    clReleaseProgram(p);
+    clReleaseContext(context);
+}
+END_TEST
+
+START_TEST(destructor_callbacks_run_once_at_the_last_release)
+{
+    cl_context context = test_pocl_context();
+    struct seen mem, ctx;
+    unsigned long active0;
+    cl_int err;
+    cl_mem buffer =
+        clgc_clCreateBuffer(context, CL_MEM_READ_WRITE, 64, NULL, &err);
+
+    seen_init(&mem);
+    seen_init(&ctx);
+    ck_assert_int_eq(
+        clgc_clSetMemObjectDestructorCallback(buffer, on_mem, &mem),
+        CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetContextDestructorCallback(context, on_context,
+                                                         &ctx),
+                     CL_SUCCESS);
+    ck_assert_int_eq(atomic_load(&mem.calls), 0);
+    active0 = test_rt_active_calls();
+    ck_assert_int_eq(clgc_clReleaseMemObject(buffer), CL_SUCCESS);
+    expect_inline(&mem, active0);
+    ck_assert_ptr_eq(mem.object, buffer);
+    active0 = test_rt_active_calls();
+    ck_assert_int_eq(clgc_clReleaseContext(context), CL_SUCCESS);
+    expect_inline(&ctx, active0);
+    ck_assert_ptr_eq(ctx.object, context);
+}
+END_TEST
+
+/* PoCL never calls a context's error callback here; what matters is that
+ * the record lives until the context goes and is freed then (LSan), and
+ * that a failed creation frees it at once. */
+START_TEST(context_error_callback_lives_as_long_as_the_context)
+{
+    cl_platform_id platform = test_platform("Portable Computing Language");
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     (cl_context_properties)platform, 0};
+    cl_device_id device;
+    cl_context context;
+    struct seen s;
+    cl_int err;
+
+    seen_init(&s);
+    ck_assert_int_eq(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device,
+                                    NULL),
+                     CL_SUCCESS);
+    context = clgc_clCreateContext(props, 1, &device, on_context_error, &s,
+                                   &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseContext(context), CL_SUCCESS);
+    context = clgc_clCreateContextFromType(props, CL_DEVICE_TYPE_ALL,
+                                           on_context_error, &s, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseContext(context), CL_SUCCESS);
+    context = clgc_clCreateContext(props, 0, NULL, on_context_error, &s, &err);
+    ck_assert_ptr_null(context);
+    ck_assert_int_eq(err, CL_INVALID_VALUE);
+    ck_assert_int_eq(atomic_load(&s.calls), 0);
+}
+END_TEST
+
+START_TEST(svm_free_callback_runs_once_with_the_pointers)
+{
+    cl_context context = test_pocl_context();
+    cl_device_id device = device_of(context);
+    cl_device_svm_capabilities caps = 0;
+    cl_command_queue queue;
+    void *ptr;
+    struct seen s;
+
+    ck_assert_int_eq(clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES,
+                                     sizeof(caps), &caps, NULL),
+                     CL_SUCCESS);
+    ck_assert_msg(caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER,
+                  "PoCL's CPU device has coarse-grained SVM");
+    queue = clgc_clCreateCommandQueueWithProperties(context, device, NULL,
+                                                    NULL);
+    seen_init(&s);
+    ptr = clSVMAlloc(context, CL_MEM_READ_WRITE, 256, 0);
+    ck_assert_ptr_nonnull(ptr);
+    s.object = context; /* on_svm_free frees the pointers in it */
+    ck_assert_int_eq(clgc_clEnqueueSVMFree(queue, 1, &ptr, on_svm_free, &s, 0,
+                                           NULL, NULL),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clgc_clFinish(queue), CL_SUCCESS);
+    wait_ran(&s);
+    ck_assert_int_eq(atomic_load(&s.calls), 1);
+    ck_assert_int_eq(s.in_region, 0);
+    ck_assert_ptr_eq(s.object, ptr);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* OpenCL 3.0 deprecates it; PoCL refuses it. Either way the callback runs
+ * once or never, and nothing leaks. */
+START_TEST(program_release_callback_runs_once_or_is_refused)
+{
+    static const char *src = "__kernel void k(void) {}";
+    cl_context context = test_pocl_context();
+    struct seen s;
+    cl_program p;
+    cl_int err;
+
+    seen_init(&s);
+    p = clgc_clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    err = clgc_clSetProgramReleaseCallback(p, on_program, &s);
+    ck_assert_int_eq(clgc_clReleaseProgram(p), CL_SUCCESS);
+    ck_assert_int_eq(atomic_load(&s.calls), err == CL_SUCCESS ? 1 : 0);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* Deferred: the callback of an event that is already complete is not run
+ * inline but posted; the owner's drain runs it, active. */
+START_TEST(deferred_callback_runs_in_the_drain)
+{
+    cl_context context = test_pocl_context();
+    cl_event ready = user_event(context), later = user_event(context);
+    clgc_queue_t *q = clgc_queue_create();
+    struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
+    struct seen now, then;
+
+    seen_init(&now);
+    seen_init(&then);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(ready, CL_COMPLETE),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clgc_callbacks_defer(q), CLGC_OK);
+    ck_assert_ptr_eq(clgc_callbacks_deferred_to(), q);
+    ck_assert_int_eq(
+        clgc_clSetEventCallback(ready, CL_COMPLETE, on_event, &now),
+        CL_SUCCESS);
+    ck_assert_int_eq(
+        clgc_clSetEventCallback(later, CL_COMPLETE, on_event, &then),
+        CL_SUCCESS);
+    ck_assert_int_eq(clgc_callbacks_defer(NULL), CLGC_OK);
+    ck_assert_int_eq(atomic_load(&now.calls), 0);
+    ck_assert_int_eq(poll(&p, 1, 0), 1);
+    ck_assert_uint_eq(clgc_queue_drain(q, 0), 1);
+    ck_assert_int_eq(atomic_load(&now.calls), 1);
+    ck_assert(pthread_equal(now.thread, pthread_self()));
+    ck_assert_int_eq(now.in_region, 0);
+    ck_assert_int_eq(now.status, CL_COMPLETE);
+    /* later's callback is still to come: the queue stays open. */
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_EBUSY);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(later, CL_COMPLETE),
+                     CL_SUCCESS);
+    ck_assert_int_eq(atomic_load(&then.calls), 0);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK); /* runs it */
+    ck_assert_int_eq(atomic_load(&then.calls), 1);
+    clReleaseEvent(ready);
+    clReleaseEvent(later);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* A failing callback is recorded and handed to the runtime's hook at the
+ * next wait, not before; outside a callback clgc_callback_fail refuses. */
+START_TEST(failure_reaches_the_runtime_at_the_next_wait)
+{
+    cl_context context = test_pocl_context();
+    cl_event ev = user_event(context);
+    clgc_callback_error_t e;
+    unsigned long failures0 = test_rt_failures(NULL);
+    struct seen s;
+
+    seen_init(&s);
+    s.fail = 1;
+    ck_assert_int_eq(clgc_callback_fail(&s), CLGC_EINVAL);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetEventCallback(ev, CL_COMPLETE, on_event, &s),
+                     CL_SUCCESS);
+    ck_assert_int_eq(atomic_load(&s.calls), 1);
+    ck_assert_int_eq(s.fail_result, CLGC_OK);
+    ck_assert_uint_eq(test_rt_failures(NULL), failures0);
+    ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+    ck_assert_uint_eq(test_rt_failures(&e), failures0 + 1);
+    ck_assert_str_eq(e.command, "clSetEventCallback");
+    ck_assert_int_eq(e.code, CLGC_ECALLBACK);
+    ck_assert_ptr_eq(e.error, &s.fail);
+    ck_assert_int_eq(clgc_callback_error_take(&e), 0);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* 100,000 event callbacks, registered on 4 threads that defer them to the
+ * owner's queue, each delivered once, all on the owner's thread. */
+#define DEFER_THREADS 4
+#define DEFER_EACH 25000
+
+struct deferred {
+    cl_context context;
+    clgc_queue_t *queue;
+    unsigned char *calls; /* DEFER_THREADS * DEFER_EACH */
+    pthread_t owner;
+    atomic_ulong delivered, elsewhere;
+};
+
+struct producer {
+    struct deferred *d;
+    unsigned first;
+};
+
+/* Each callback's data is its own slot; the test's state is global. */
+static struct deferred *the_deferred;
+
+static void CL_CALLBACK
+count_deferred(cl_event event, cl_int status, void *data)
+{
+    unsigned char *slot = data;
+
+    if (!pthread_equal(pthread_self(), the_deferred->owner) ||
+        status != CL_COMPLETE)
+        atomic_fetch_add(&the_deferred->elsewhere, 1);
+    (*slot)++;
+    atomic_fetch_add(&the_deferred->delivered, 1);
+}
+
+static void *
+produce(void *arg)
+{
+    struct producer *p = arg;
+    struct deferred *d = p->d;
+
+    clgc_callbacks_defer(d->queue);
+    for (unsigned i = 0; i < DEFER_EACH; i++) {
+        cl_int err;
+        cl_event ev = clgc_clCreateUserEvent(d->context, &err);
+
+        if (err != CL_SUCCESS ||
+            clgc_clSetEventCallback(ev, CL_COMPLETE, count_deferred,
+                                    &d->calls[p->first + i]) != CL_SUCCESS ||
+            clgc_clSetUserEventStatus(ev, CL_COMPLETE) != CL_SUCCESS)
+            atomic_fetch_add(&d->elsewhere, 1);
+        clgc_clReleaseEvent(ev);
+    }
+    clgc_callbacks_defer(NULL);
+    return NULL;
+}
+
+START_TEST(deferred_callbacks_from_four_threads_arrive_once)
+{
+    struct deferred d = {.context = test_pocl_context(),
+                         .queue = clgc_queue_create(),
+                         .owner = pthread_self()};
+    struct producer p[DEFER_THREADS];
+    pthread_t t[DEFER_THREADS];
+    struct pollfd fd = {clgc_queue_fd(d.queue), POLLIN, 0};
+    const unsigned long total = DEFER_THREADS * DEFER_EACH;
+
+    the_deferred = &d;
+    d.calls = calloc(total, 1);
+    ck_assert_ptr_nonnull(d.calls);
+    for (unsigned i = 0; i < DEFER_THREADS; i++) {
+        p[i] = (struct producer){&d, i * DEFER_EACH};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
+    }
+    while (atomic_load(&d.delivered) < total) {
+        ck_assert_int_ge(poll(&fd, 1, 1000), 0);
+        clgc_queue_drain(d.queue, 0);
+    }
+    for (int i = 0; i < DEFER_THREADS; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    ck_assert_int_eq(clgc_queue_close(d.queue), CLGC_OK);
+    ck_assert_uint_eq(atomic_load(&d.delivered), total);
+    ck_assert_uint_eq(atomic_load(&d.elsewhere), 0);
+    for (unsigned long i = 0; i < total; i++)
+        ck_assert_msg(d.calls[i] == 1, "callback %lu ran %u times", i,
+                      d.calls[i]);
+    free(d.calls);
+    clReleaseContext(d.context);
+}
+END_TEST
+
+Suite *
+clgc_make_callback_suite(void)
+{
+    Suite *s = suite_create("callback");
+    TCase *tc = tcase_create("delivery");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, event_callback_on_a_complete_event_runs_inline);
+    tcase_add_test(tc, event_callback_runs_on_pocl_thread);
+    tcase_add_test(tc, build_compile_and_link_notify_once_each);
+    tcase_add_test(tc, failed_builds_notify_as_the_spec_says);
+    tcase_add_test(tc, destructor_callbacks_run_once_at_the_last_release);
+    tcase_add_test(tc, context_error_callback_lives_as_long_as_the_context);
+    tcase_add_test(tc, svm_free_callback_runs_once_with_the_pointers);
+    tcase_add_test(tc, program_release_callback_runs_once_or_is_refused);
+    tcase_add_test(tc, deferred_callback_runs_in_the_drain);
+    tcase_add_test(tc, failure_reaches_the_runtime_at_the_next_wait);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* Named "threads": the ThreadSanitizer build runs it too. */
+Suite *
+clgc_make_callback_threads_suite(void)
+{
+    Suite *s = suite_create("threads");
+    TCase *tc = tcase_create("deferred callbacks");
+
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, deferred_callbacks_from_four_threads_arrive_once);
+    suite_add_tcase(s, tc);
+    return s;
+}

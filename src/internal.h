@@ -209,10 +209,13 @@ void clgc__flush_queues(cl_uint n, const cl_event *events);
 struct clgc__item {
     struct clgc__item *next;
     void (*run)(struct clgc__item *item);
+    int promised; /* counted by clgc__queue_promise until it has run */
 };
 
 /* Push an item; promised: it was counted by clgc__queue_promise, which
- * keeps clgc_queue_close from closing the queue under a coming push. */
+ * keeps clgc_queue_close from closing the queue under a coming push (the
+ * count drops once the item has run, so a close right after a drain never
+ * sees it). */
 void clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised);
 void clgc__queue_promise(clgc_queue_t *q, int n);
 

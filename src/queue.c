@@ -20,7 +20,7 @@ struct clgc_queue {
     int fd;                           /* eventfd: readable while pending */
     struct clgc__item *_Atomic pushed; /* newest first */
     struct clgc__item *ready;         /* the drainer's, oldest first */
-    atomic_uint outstanding;          /* promised, not yet pushed */
+    atomic_uint outstanding;          /* promised, not yet run */
 };
 
 clgc_queue_t *
@@ -59,11 +59,10 @@ clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised)
     struct clgc__item *old = atomic_load(&q->pushed);
     uint64_t one = 1;
 
+    it->promised = promised;
     do
         it->next = old;
     while (!atomic_compare_exchange_weak(&q->pushed, &old, it));
-    if (promised)
-        atomic_fetch_sub(&q->outstanding, 1);
     /* Only the push onto an empty stack wakes the loop: wakeups coalesce. */
     if (old == NULL && write(q->fd, &one, sizeof(one)) < 0)
         return; /* the counter is at its maximum: already readable */
@@ -94,7 +93,7 @@ clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data), void *data)
     p = malloc(sizeof(*p));
     if (p == NULL)
         return CLGC_ENOMEM;
-    *p = (struct clgc__posted){{NULL, clgc__run_posted}, fn, data};
+    *p = (struct clgc__posted){{NULL, clgc__run_posted, 0}, fn, data};
     clgc__queue_push(queue, &p->item, 0);
     return CLGC_OK;
 }
@@ -122,8 +121,12 @@ clgc_queue_drain(clgc_queue_t *q, unsigned max)
         q->ready = fifo;
     }
     while ((it = q->ready) != NULL && (max == 0 || ran < max)) {
+        int promised = it->promised;
+
         q->ready = it->next;
-        it->run(it);
+        it->run(it); /* frees it */
+        if (promised)
+            atomic_fetch_sub(&q->outstanding, 1);
         ran++;
     }
     /* Some left for the next drain: keep the fd readable. */
@@ -141,10 +144,10 @@ clgc_queue_close(clgc_queue_t *q)
 {
     if (q == NULL)
         return CLGC_EINVAL;
-    if (atomic_load(&q->outstanding) != 0)
-        return CLGC_EBUSY;
     while (clgc_queue_drain(q, 0) != 0)
         ;
+    if (atomic_load(&q->outstanding) != 0)
+        return CLGC_EBUSY;
     close(q->fd);
     free(q);
     return CLGC_OK;

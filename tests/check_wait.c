@@ -2,10 +2,13 @@
  * events are done, inside exactly one safe region, reports failed
  * commands, takes the path it is set to, and refuses bad input. */
 
+#define _GNU_SOURCE /* gettid */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -80,11 +83,45 @@ status_of(cl_event ev)
     return status;
 }
 
+/* Sets a user event once thread `tid` sleeps in futex(2): the waiter's
+ * sleep, so that the event completes after the wait's look at it however
+ * the machine schedules the two threads. */
+struct sleep_setter {
+    struct test_setter set;
+    pid_t tid;
+};
+
+static int
+sleeps_in_futex(pid_t tid)
+{
+    char path[64], buf[32] = "";
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fgets(buf, sizeof(buf), f) == NULL)
+        buf[0] = 0;
+    fclose(f);
+    return strncmp(buf, "202 ", 4) == 0; /* SYS_futex on x86-64 */
+}
+
+static void *
+set_when_asleep(void *arg)
+{
+    struct sleep_setter *s = arg;
+
+    while (!sleeps_in_futex(s->tid))
+        sched_yield();
+    return test_set_status(&s->set);
+}
+
 START_TEST(wait_sleeps_until_the_callback)
 {
     struct device d;
     cl_event gate, done;
-    struct test_setter s;
+    struct sleep_setter s;
     pthread_t t;
     unsigned long safe0;
     cl_int err;
@@ -94,8 +131,8 @@ START_TEST(wait_sleeps_until_the_callback)
     gate = clCreateUserEvent(d.context, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     done = enqueue_spin(&d, 1000, gate);
-    s = (struct test_setter){gate, CL_COMPLETE};
-    ck_assert_int_eq(pthread_create(&t, NULL, test_set_status, &s), 0);
+    s = (struct sleep_setter){{gate, CL_COMPLETE}, gettid()};
+    ck_assert_int_eq(pthread_create(&t, NULL, set_when_asleep, &s), 0);
 
     safe0 = test_rt_safe_calls();
     ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);

@@ -140,7 +140,8 @@ CLGC_EXTERN unsigned clgc_queue_drain(clgc_queue_t *queue, unsigned max);
 
 /* Close the queue: run the handlers still pending, then free it.
  * Returns CLGC_OK, or CLGC_EBUSY (the queue stays open) while some event
- * posted to it has yet to complete: close it after those events. */
+ * posted to it has yet to complete, or some callback deferred to it has
+ * yet to come: close it after those. */
 CLGC_EXTERN int clgc_queue_close(clgc_queue_t *queue);
 
 CLGC_END_DECLS

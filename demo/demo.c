@@ -178,8 +178,8 @@ text_runtime(int i, const struct demo_result *r, int kernel_ms)
         count(b, w->ticks));
     row("  the wait finished by", path_name[c->kernel_wait], "clWaitForEvents");
     if (c->longest_ms >= 0) {
-        snprintf(a, sizeof(a), "%.1f ms", c->longest_ms);
-        snprintf(b, sizeof(b), "%.1f ms", w->longest_ms);
+        snprintf(a, sizeof(a), "%.2f ms", c->longest_ms);
+        snprintf(b, sizeof(b), "%.2f ms", w->longest_ms);
         row("longest collection, request to end", a, b);
     }
     if (c->suspensions >= 0)

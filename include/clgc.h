@@ -10,6 +10,7 @@
  *   clgc/commands.h  metadata about every OpenCL command
  *   clgc/wrappers.h  clgc_<name> for every OpenCL command (generated)
  *   clgc/wait.h      the cooperative wait
+ *   clgc/ffi.h       closures of any signature, generic calls (libffi)
  *
  * clgc/dropin.h additionally maps every clXxx name to clgc_clXxx. */
 
@@ -18,5 +19,6 @@
 #include "clgc/commands.h"
 #include "clgc/wrappers.h"
 #include "clgc/wait.h"
+#include "clgc/ffi.h"
 
 #endif /* CLGC_H */

@@ -22,4 +22,8 @@ int bench_gc(int argc, char **argv);
 /* clgc-bench wait ARGS... (bench/wait.c); argv[0] is "wait". */
 int bench_wait(int argc, char **argv);
 
+/* clgc-bench callback ARGS... (bench/callback.c); argv[0] is
+ * "callback". */
+int bench_callback(int argc, char **argv);
+
 #endif /* CLGC_BENCH_H */

@@ -181,14 +181,18 @@ typedef struct clgc_arg {
  *
  * The calling thread is one a wrapper may be called on (see
  * clgc/runtime.h): the wrapper makes the call in a safe region as usual.
- * It allocates nothing. command is one of clgc_command_at()'s, or a
- * struct the caller filled the same way. */
+ * command is one of clgc_command_at()'s, or a struct the caller filled
+ * the same way. No call allocates, except that the first call of a
+ * registry command in the process prepares libffi's descriptions of all
+ * of them, in one allocation kept for the life of the process (if it
+ * fails, each call prepares its own on the stack). Any thread. */
 CLGC_EXTERN int clgc_command_call(const clgc_command_t *command, unsigned nargs,
                                   const clgc_arg_t *args, clgc_value_t *result);
 
 /* clgc_command_call() on the command called name ("clFinish"), found with
- * clgc_command_find(). Returns its codes, or CLGC_EINVAL for a NULL name,
- * or CLGC_ENOCOMMAND if no command has that name. */
+ * clgc_command_find(), with the same rules for threads and arguments.
+ * Returns its codes, or CLGC_EINVAL for a NULL name, or CLGC_ENOCOMMAND
+ * if no command has that name (nothing is called either way). */
 CLGC_EXTERN int clgc_command_call_by_name(const char *name, unsigned nargs,
                                           const clgc_arg_t *args,
                                           clgc_value_t *result);

@@ -4,6 +4,8 @@
  *   clgc-bench call [--samples N] [--calls N] [--threads N]
  *   clgc-bench gc [options]            (bench/gc.c)
  *   clgc-bench wait [options]          (bench/wait.c)
+ *   clgc-bench callback [options]      (bench/callback.c)
+ *   clgc-bench queue [options]         (bench/queue.c)
  *
  * `call` times cheap calls (clGetPlatformInfo, clGetEventInfo on a
  * completed event) raw and through their clgc_ wrappers, once per runtime:
@@ -372,7 +374,10 @@ usage(FILE *f)
     fprintf(f, "usage: clgc-bench call [--samples N] [--calls N] "
                "[--threads N]\n"
                "       clgc-bench gc [--help]\n"
-               "       clgc-bench wait [--samples N]\n");
+               "       clgc-bench wait [--samples N]\n"
+               "       clgc-bench callback [--samples N] [--calls N] "
+               "[--threads N]\n"
+               "       clgc-bench queue [--samples N] [--each N]\n");
 }
 
 int
@@ -386,6 +391,10 @@ main(int argc, char **argv)
         return bench_gc(argc - 1, argv + 1);
     if (strcmp(argv[1], "wait") == 0)
         return bench_wait(argc - 1, argv + 1);
+    if (strcmp(argv[1], "queue") == 0)
+        return bench_queue(argc - 1, argv + 1);
+    if (strcmp(argv[1], "callback") == 0)
+        return bench_callback(argc - 1, argv + 1);
     if (strcmp(argv[1], "call") != 0) {
         usage(stderr);
         return 2;

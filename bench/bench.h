@@ -22,4 +22,11 @@ int bench_gc(int argc, char **argv);
 /* clgc-bench wait ARGS... (bench/wait.c); argv[0] is "wait". */
 int bench_wait(int argc, char **argv);
 
+/* clgc-bench callback ARGS... (bench/callback.c); argv[0] is
+ * "callback". */
+int bench_callback(int argc, char **argv);
+
+/* clgc-bench queue ARGS... (bench/queue.c); argv[0] is "queue". */
+int bench_queue(int argc, char **argv);
+
 #endif /* CLGC_BENCH_H */

@@ -163,6 +163,14 @@ def _callback_swap(c):
     record, before the call."""
     p = c.callback_param()
     fail = ["    " + line for line in _failure(c, "CL_OUT_OF_HOST_MEMORY")]
+    if c.lifetime == "NATIVE":
+        return ["    if (%s != NULL) {" % p.name,
+                "        clgc_function_t code;", "",
+                "        cb = clgc__native_new(\"%s\", (clgc_function_t)%s,"
+                % (c.name, p.name),
+                "                              &code);",
+                "        if (cb == NULL) {"] + fail + [
+                "        %s = (%s)code;" % (p.name, p.type), "    }"]
     return ["    if (%s != NULL) {" % p.name,
             "        cb = clgc__callback_new(\"%s\", CLGC__%s, clgc__r_%s,"
             % (c.name, c.lifetime, c.name),
@@ -219,7 +227,7 @@ def _wrapper(c):
     """The call, its argument block and thunk for runtimes with the callback
     form of safe region, and the exported wrapper choosing between them."""
     out = ["/* %s */" % c.name]
-    if c.lifetime:
+    if c.lifetime and c.lifetime != "NATIVE":
         out += _trampoline(c)
     out += _call_body(c) + _struct(c)
     assign = "" if c.returns_void else "a->ret = "

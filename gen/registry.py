@@ -71,6 +71,11 @@ class Command:
 
     @property
     def lifetime(self):
+        assert self.name in tables.CALLBACKS or not self.callback, (
+            "%s takes a callback: add it to tables.CALLBACKS" % self.name)
+        return self._lifetime()
+
+    def _lifetime(self):
         """How long a registration of its callback lives (tables.CALLBACKS),
         or None."""
         return tables.CALLBACKS.get(self.name)

@@ -52,6 +52,8 @@ MAY_BLOCK = {
 #   ONCE      called at most once, with plain values: may be deferred
 #   ONCE_NOW  called at most once, with arguments that live only for the call
 #   CONTEXT   called until the context it came with is destroyed
+#   NATIVE    called at most once, without user data: a one-shot libffi
+#             closure stands in for the function (src/callback.c)
 CALLBACKS = {
     "clSetEventCallback": "ONCE",
     "clBuildProgram": "ONCE",
@@ -65,6 +67,7 @@ CALLBACKS = {
     "clEnqueueSVMFreeARM": "ONCE_NOW",
     "clCreateContext": "CONTEXT",
     "clCreateContextFromType": "CONTEXT",
+    "clEnqueueNativeKernel": "NATIVE",
 }
 
 # The object a wrapper checks (core commands: the one the loader will

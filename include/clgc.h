@@ -11,6 +11,7 @@
  *   clgc/wrappers.h  clgc_<name> for every OpenCL command (generated)
  *   clgc/wait.h      the cooperative wait, notifications, queues
  *   clgc/callback.h  OpenCL's callbacks: threads, lifetimes, errors
+ *   clgc/ffi.h       closures of any signature, generic calls (libffi)
  *
  * clgc/dropin.h additionally maps every clXxx name to clgc_clXxx. */
 
@@ -20,5 +21,6 @@
 #include "clgc/wrappers.h"
 #include "clgc/wait.h"
 #include "clgc/callback.h"
+#include "clgc/ffi.h"
 
 #endif /* CLGC_H */

@@ -50,8 +50,11 @@ static void clgc__run_deferred(struct clgc__item *it);
 static void
 clgc__unref(struct clgc__callback *cb, unsigned k)
 {
-    if (__atomic_sub_fetch(&cb->refs, k, __ATOMIC_ACQ_REL) == 0)
-        free(cb);
+    if (__atomic_sub_fetch(&cb->refs, k, __ATOMIC_ACQ_REL) != 0)
+        return;
+    if (cb->closure != NULL)
+        clgc_closure_free(cb->closure); /* maybe from its own handler */
+    free(cb);
 }
 
 struct clgc__callback *
@@ -76,6 +79,37 @@ clgc__callback_new(const char *command, enum clgc__lifetime lifetime,
                                   .argsize = argsize};
     if (queue != NULL)
         clgc__queue_promise(queue, 1);
+    return cb;
+}
+
+/* A native kernel's closure: the closure's own dispatch has brought the
+ * runtime in; call the user's function with the argument block. */
+static void
+clgc__native_call(void *result, void *const *args, void *p)
+{
+    struct clgc__callback *cb = p;
+    const struct clgc__callback *outer = clgc__delivering;
+
+    (void)result;
+    __atomic_store_n(&cb->state, 1, __ATOMIC_RELEASE);
+    clgc__delivering = cb;
+    ((void(CL_CALLBACK *)(void *))cb->fn)(*(void *const *)args[0]);
+    clgc__delivering = outer;
+    clgc__unref(cb, 1);
+}
+
+struct clgc__callback *
+clgc__native_new(const char *command, clgc_function_t fn,
+                 clgc_function_t *code)
+{
+    struct clgc__callback *cb =
+        clgc__callback_new(command, CLGC__ONCE_NOW, NULL, fn, NULL, 0);
+
+    if (cb != NULL && clgc_closure_create("v(p)", clgc__native_call, cb,
+                                          &cb->closure, code) != CLGC_OK) {
+        free(cb);
+        cb = NULL;
+    }
     return cb;
 }
 

@@ -243,6 +243,7 @@ struct clgc__callback {
     enum clgc__lifetime lifetime;
     int state;     /* CLGC__ONCE*: 0 waiting, 1 called, 2 never will be */
     unsigned refs; /* the registration's and the callback's */
+    clgc_closure_t *closure; /* a native kernel's function, freed with it */
     size_t argsize;
     max_align_t args[]; /* a deferred call's arguments */
 };
@@ -257,6 +258,11 @@ struct clgc__callback *clgc__callback_new(const char *command,
  * NULL (no callback was given): then it does nothing. */
 void clgc__callback_registered(struct clgc__callback *cb, int ok,
                                cl_context context);
+/* A record for clEnqueueNativeKernel's function fn, which has no user
+ * data: *code is a one-shot closure that calls it. NULL if out of memory. */
+struct clgc__callback *clgc__native_new(const char *command,
+                                        clgc_function_t fn,
+                                        clgc_function_t *code);
 /* A trampoline was called with a call's arguments (argsize bytes). */
 void clgc__callback_fire(struct clgc__callback *cb, const void *args);
 

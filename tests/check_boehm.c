@@ -1,9 +1,10 @@
 /* The Boehm GC adapter (libclgc-boehm) with bdwgc 8.2 and the real PoCL
  * through the real ICD loader: a thread inside a safe region is neither
  * stopped nor interrupted by other threads' collections, PoCL's own threads
- * get into the collector through clgc_call_active once and leave it when
- * they exit, regions nest, and CLGC_RUNTIME_SKIP_NONBLOCKING takes only
- * the commands that never block out of their regions.
+ * get into the collector through clgc_call_active (or a clgc closure)
+ * once and leave it when they exit, regions nest, and
+ * CLGC_RUNTIME_SKIP_NONBLOCKING takes only the commands that never block
+ * out of their regions.
  *
  * Nothing here depends on timing. Each test orders its threads with
  * semaphores so that every collection it counts happens while the thread
@@ -639,14 +640,15 @@ boehm_on_complete(cl_event event, cl_int status, void *data)
     sem_post(&cbs->done);
 }
 
-/* Enqueue the kernel behind a user event, hang both callbacks on its
- * event, then release it: the event cannot complete before the callbacks
+/* Enqueue the kernel behind a user event, hang the callback on its event
+ * twice, then release it: the event cannot complete before the callbacks
  * are set, so PoCL runs them where it completes kernels, not inline. The
- * callbacks are registered raw: they enter bdwgc through clgc_call_active
- * themselves (clgc_clSetEventCallback's trampoline would do it for them;
- * check_boehm's callback tests show that). */
+ * callback is registered raw: it enters bdwgc by itself (through
+ * clgc_call_active, or as a closure); clgc_clSetEventCallback's
+ * trampoline would do that for it (see the callback tests). */
 static void
 boehm_run_kernel(struct boehm_cl *cl, cl_kernel kernel,
+                 void(CL_CALLBACK *notify)(cl_event, cl_int, void *),
                  struct boehm_callbacks *cbs)
 {
     size_t one = 1;
@@ -660,7 +662,7 @@ boehm_run_kernel(struct boehm_cl *cl, cl_kernel kernel,
                      CL_SUCCESS);
     for (int i = 0; i < 2; i++)
         ck_assert_int_eq(
-            clSetEventCallback(done, CL_COMPLETE, boehm_on_complete, cbs),
+            clSetEventCallback(done, CL_COMPLETE, notify, cbs),
             CL_SUCCESS);
     ck_assert_int_eq(clgc_clFlush(cl->queue), CL_SUCCESS);
     ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
@@ -690,7 +692,7 @@ START_TEST(test_pocl_callback_thread_is_registered_once)
     cbs.seen[0].index = 0;
     cbs.seen[1].index = 1;
     ck_assert_int_eq(sem_init(&cbs.done, 0, 0), 0);
-    boehm_run_kernel(&cl, kernel, &cbs);
+    boehm_run_kernel(&cl, kernel, boehm_on_complete, &cbs);
 
     ck_assert_uint_eq(atomic_load(&cbs.started), 2);
     ck_assert_msg(!pthread_equal(cbs.seen[0].thread, pthread_self()),
@@ -710,6 +712,71 @@ START_TEST(test_pocl_callback_thread_is_registered_once)
     boehm_check_object(boehm_roots[0], &boehm_links[0], 0);
     boehm_check_object(boehm_roots[1], &boehm_links[1], 1);
 
+    ck_assert_int_eq(clgc_clReleaseKernel(kernel), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseProgram(program), CL_SUCCESS);
+    boehm_cl_close(&cl);
+    sem_destroy(&cbs.done);
+}
+END_TEST
+
+/* The same callback as a clgc closure ("v(pip)"), which is how a binding
+ * hands PoCL a callback of its own: PoCL's thread reaches the handler
+ * registered and active, so the handler may allocate. */
+static void
+boehm_closure_complete(void *result, void *const *args, void *data)
+{
+    struct boehm_callbacks *cbs = data;
+    unsigned i = atomic_fetch_add(&cbs->started, 1);
+
+    if (i < 2) {
+        cbs->seen[i].thread = pthread_self();
+        boehm_allocate(&cbs->seen[i]);
+    }
+    sem_post(&cbs->done);
+}
+
+START_TEST(test_closure_on_pocl_thread_is_active)
+{
+    struct boehm_callbacks cbs = {0};
+    struct boehm_cl cl;
+    clgc_closure_t *closure;
+    clgc_function_t code;
+    cl_program program;
+    cl_kernel kernel;
+    cl_int err;
+
+    boehm_setup(0);
+    boehm_cl_open(&cl);
+    program = boehm_program(&cl);
+    ck_assert_int_eq(
+        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
+        CL_SUCCESS);
+    kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cbs.seen[0].index = 0;
+    cbs.seen[1].index = 1;
+    ck_assert_int_eq(sem_init(&cbs.done, 0, 0), 0);
+    ck_assert_int_eq(clgc_closure_create("v(pip)", boehm_closure_complete, &cbs,
+                                         &closure, &code),
+                     CLGC_OK);
+    boehm_run_kernel(&cl, kernel,
+                     (void(CL_CALLBACK *)(cl_event, cl_int, void *))code, &cbs);
+
+    ck_assert_uint_eq(atomic_load(&cbs.started), 2);
+    ck_assert_msg(!pthread_equal(cbs.seen[0].thread, pthread_self()),
+                  "PoCL ran the completion callback on the test's thread");
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(cbs.seen[i].registered_inside, 1);
+        ck_assert_int_eq(cbs.seen[i].attached_inside, 1);
+        ck_assert_int_eq(cbs.seen[i].in_region_inside, 0);
+        ck_assert_int_eq(cbs.seen[i].link_result, GC_SUCCESS);
+    }
+
+    boehm_collect(4);
+    boehm_check_object(boehm_roots[0], &boehm_links[0], 0);
+    boehm_check_object(boehm_roots[1], &boehm_links[1], 1);
+
+    ck_assert_int_eq(clgc_closure_free(closure), CLGC_OK);
     ck_assert_int_eq(clgc_clReleaseKernel(kernel), CL_SUCCESS);
     ck_assert_int_eq(clgc_clReleaseProgram(program), CL_SUCCESS);
     boehm_cl_close(&cl);
@@ -1162,6 +1229,8 @@ boehm_make_suite(void)
               test_nanosleep_outside_region_is_interrupted, 60);
     boehm_add(s, "pocl callback thread",
               test_pocl_callback_thread_is_registered_once, 300);
+    boehm_add(s, "closure on pocl thread",
+              test_closure_on_pocl_thread_is_active, 300);
     boehm_add(s, "plain thread exit", test_plain_thread_is_unregistered_at_exit,
               60);
     boehm_add(s, "attach", test_attach_registers_only_unknown_threads, 60);

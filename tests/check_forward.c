@@ -3,243 +3,25 @@
  * distinct arguments, and the stub ICD (tests/stub), which the real ICD
  * loader loads, records what arrives. Extension commands reach the stub
  * through the real lookup path (clgc's resolver, the loader, the stub's
- * clGetExtensionFunctionAddressForPlatform).
- *
- * Needs OCL_ICD_VENDORS naming a directory with the stub's .icd file (the
- * build makes tests/vendors/). */
+ * clGetExtensionFunctionAddressForPlatform). The checks themselves are in
+ * fwutil.c, which check_ffi.c shares. */
 
-#include <stdint.h>
+#include <pthread.h>
 #include <string.h>
 
-#include "gen/forward.h"
-#include "stub/stub.h"
-#include "testutil.h"
-
-/* Room for the largest output any call here writes: the platform lists of
- * clGetPlatformIDs and clIcdGetPlatformIDsKHR. */
-#define FW_SCRATCH_WORDS 16
-
-/* The arguments of one call: the patterns passed, and the memory that the
- * pointers among them point to. */
-struct fw_args {
-    uint64_t bits[TEST_MAX_PARAMS];
-    uint64_t scratch[TEST_MAX_PARAMS][FW_SCRATCH_WORDS];
-    void *objects[TEST_MAX_PARAMS][2];
-};
-
-static struct stub_control *ctl;
-static cl_platform_id stub_platform, refusing_platform;
+#include "fwutil.h"
 
 /* Indices of the cases each looped test covers, chosen when the suite is
  * made (so forked tests inherit them). */
 static unsigned fw_refusable[TEST_FORWARD_N], fw_n_refusable;
 static unsigned fw_nullable[TEST_FORWARD_N], fw_n_nullable;
+static unsigned fw_callbacks[TEST_FORWARD_N], fw_n_callbacks;
 
-static void
-fw_setup(void)
-{
-    stub_platform = test_platform(STUB_PLATFORM_NAME);
-    refusing_platform = test_platform(STUB_REFUSING_NAME);
-    ck_assert_int_eq(clGetPlatformInfo(stub_platform, STUB_PLATFORM_CONTROL,
-                                       sizeof(ctl), &ctl, NULL),
-                     CL_SUCCESS);
-    ck_assert_ptr_nonnull(ctl);
-    ctl->probe = test_rt_hook_depth;
-    ctl->reset();
-}
-
-static void
-fw_teardown(void)
-{
-    if (ctl != NULL)
-        ctl->probe = NULL;
-}
-
-/* A pattern for a scalar, distinct for every (command, parameter) and
- * with high bits set, so that a truncated or swapped argument cannot go
- * unnoticed. Callbacks are NULL, which a wrapper passes on unchanged (a
- * real one is replaced by clgc's trampoline: check_callback.c). */
+/* The wrapper, called directly. */
 static uint64_t
-fw_pattern(const struct test_forward_case *c, unsigned i)
+fw_direct(const struct test_forward_case *c, const struct fw_args *a)
 {
-    uint64_t low = ((uint64_t)c->index << 8) | i;
-
-    switch (c->kinds[i]) {
-    case TEST_ARG_SCALAR32:
-        return 0x80000000u | low;
-    case TEST_ARG_SCALAR64:
-        return 0xA5A5000000000000u | low;
-    case TEST_ARG_SIZE:
-        return (0x5A5A000000000000u & (uint64_t)SIZE_MAX) | low;
-    default: /* TEST_ARG_FUNCTION */
-        return 0;
-    }
-}
-
-static uint64_t
-fw_object(cl_platform_id platform, unsigned i)
-{
-    void *obj = ctl->object(platform, i);
-
-    ck_assert_ptr_nonnull(obj);
-    return (uint64_t)(uintptr_t)obj;
-}
-
-/* Arguments for case c on a stub platform: real objects of that platform
- * where the loader or clgc reads the dispatch pointer, zeroed scratch
- * memory (a zero-terminated list of any property type) for other
- * pointers. */
-static void
-fw_build(const struct test_forward_case *c, cl_platform_id platform,
-         struct fw_args *a)
-{
-    memset(a, 0, sizeof(*a));
-    for (unsigned i = 0; i < c->nparams; i++) {
-        switch (c->kinds[i]) {
-        case TEST_ARG_PLATFORM:
-            a->bits[i] = (uint64_t)(uintptr_t)platform;
-            break;
-        case TEST_ARG_OBJECT:
-            a->bits[i] = fw_object(platform, i);
-            break;
-        case TEST_ARG_OBJECTS:
-            /* Objects TEST_MAX_PARAMS and up: never one passed directly. */
-            for (unsigned k = 0; k < 2; k++)
-                a->objects[i][k] = (void *)(uintptr_t)fw_object(
-                    platform, TEST_MAX_PARAMS + 2 * i + k);
-            a->bits[i] = (uint64_t)(uintptr_t)a->objects[i];
-            break;
-        case TEST_ARG_CONTEXT_PROPERTIES:
-            a->scratch[i][0] = CL_CONTEXT_PLATFORM;
-            a->scratch[i][1] = (uint64_t)(uintptr_t)platform;
-            a->bits[i] = (uint64_t)(uintptr_t)a->scratch[i];
-            break;
-        case TEST_ARG_POINTER:
-            a->bits[i] = (uint64_t)(uintptr_t)a->scratch[i];
-            break;
-        default:
-            a->bits[i] = fw_pattern(c, i);
-            break;
-        }
-    }
-}
-
-/* The result the stub returns for c, as the case function reports it. */
-static uint64_t
-fw_stub_result(const struct test_forward_case *c)
-{
-    switch (c->result) {
-    case TEST_RESULT_INT32:
-        return (uint32_t)stub_result_bits(c->index);
-    case TEST_RESULT_POINTER:
-        if (c->result_object)
-            return (uint64_t)(uintptr_t)ctl->made_context;
-        return stub_result_bits(c->index);
-    default:
-        return 0;
-    }
-}
-
-/* Call c's wrapper and check that it entered exactly one safe region and
- * left the thread outside any. */
-static uint64_t
-fw_call(const struct test_forward_case *c, const struct fw_args *a)
-{
-    unsigned long before = test_rt_safe_calls();
-    uint64_t r = c->call(a->bits);
-
-    ck_assert_msg(test_rt_safe_calls() - before == 1,
-                  "%s: %lu safe regions, expected 1", c->name,
-                  test_rt_safe_calls() - before);
-    ck_assert_int_eq(test_rt_hook_depth(), 0);
-    return r;
-}
-
-/* The stub received exactly one call, of c, with exactly a's arguments,
- * inside exactly one safe region. */
-static void
-fw_expect_recorded(const struct test_forward_case *c, const struct fw_args *a)
-{
-    const struct stub_call *call = &ctl->log[0];
-
-    ck_assert_msg(ctl->calls == 1, "%s: the stub received %lu calls", c->name,
-                  ctl->calls);
-    ck_assert_msg(call->index == c->index, "%s: the stub received command %u",
-                  c->name, call->index);
-    ck_assert_uint_eq(call->nargs, c->nparams);
-    for (unsigned i = 0; i < c->nparams; i++)
-        ck_assert_msg(call->args[i] == a->bits[i],
-                      "%s: argument %s arrived as %#llx, passed %#llx", c->name,
-                      c->names[i], (unsigned long long)call->args[i],
-                      (unsigned long long)a->bits[i]);
-    ck_assert_msg(call->probe == 1, "%s: ran at hook depth %d, expected 1",
-                  c->name, call->probe);
-}
-
-/* The wrapper failed with err without calling anything: err is the
- * result, or the result is NULL and err is in *errcode_ret. */
-static void
-fw_expect_error(const struct test_forward_case *c, const struct fw_args *a,
-                uint64_t r, cl_int err)
-{
-    cl_int got;
-
-    ck_assert_msg(ctl->calls == 0, "%s: the stub was called", c->name);
-    if (c->result == TEST_RESULT_INT32) {
-        ck_assert_msg((cl_int)(uint32_t)r == err, "%s: returned %d, not %d",
-                      c->name, (cl_int)(uint32_t)r, err);
-    } else if (c->result == TEST_RESULT_POINTER) {
-        ck_assert_msg(r == 0, "%s: returned %#llx, not NULL", c->name,
-                      (unsigned long long)r);
-    }
-    if (c->result != TEST_RESULT_INT32 && c->errcode >= 0) {
-        memcpy(&got, a->scratch[c->errcode], sizeof(got));
-        ck_assert_msg(got == err, "%s: *errcode_ret is %d, not %d", c->name,
-                      got, err);
-    }
-}
-
-static void
-fw_check_stub(const struct test_forward_case *c)
-{
-    struct fw_args a;
-    uint64_t r;
-
-    fw_build(c, stub_platform, &a);
-    ctl->reset();
-    r = fw_call(c, &a);
-    fw_expect_recorded(c, &a);
-    ck_assert_msg(r == fw_stub_result(c), "%s: returned %#llx, not %#llx",
-                  c->name, (unsigned long long)r,
-                  (unsigned long long)fw_stub_result(c));
-}
-
-/* The stub never sees c: the wrapper must give what the raw call gives,
- * result and output alike. */
-static void
-fw_check_elsewhere(const struct test_forward_case *c)
-{
-    struct fw_args a, b;
-    unsigned long before;
-    uint64_t r, raw;
-
-    ck_assert_ptr_nonnull(c->raw);
-    fw_build(c, stub_platform, &a);
-    fw_build(c, stub_platform, &b);
-    ctl->reset();
-    r = fw_call(c, &a);
-    before = test_rt_safe_calls();
-    raw = c->raw(b.bits);
-    ck_assert_uint_eq(test_rt_safe_calls(), before);
-    ck_assert_msg(ctl->calls == 0 && ctl->hooked == 0,
-                  "%s: the stub was called (%s)", c->name, c->why);
-    ck_assert_int_eq((cl_int)(uint32_t)raw, CL_SUCCESS);
-    ck_assert_msg(r == raw, "%s: returned %#llx, the raw call %#llx", c->name,
-                  (unsigned long long)r, (unsigned long long)raw);
-    for (unsigned i = 0; i < c->nparams; i++)
-        ck_assert_msg(
-            memcmp(a.scratch[i], b.scratch[i], sizeof(a.scratch[i])) == 0,
-            "%s: output %s differs from the raw call's", c->name, c->names[i]);
+    return c->call(a->bits);
 }
 
 START_TEST(every_wrapper_forwards)
@@ -253,16 +35,135 @@ START_TEST(every_wrapper_forwards)
     ck_assert_uint_eq(c->nparams, cmd->nparams);
     switch (c->route) {
     case TEST_ROUTE_STUB:
-        fw_check_stub(c);
+        fw_check_stub(c, fw_direct);
         break;
     case TEST_ROUTE_ELSEWHERE:
-        fw_check_elsewhere(c);
+        fw_check_elsewhere(c, fw_direct);
         break;
     case TEST_ROUTE_CLGC:
         /* Hand-written wrappers: see the lookup tests below. */
         ck_assert_ptr_nonnull(c->why);
         break;
     }
+}
+END_TEST
+
+/* What a callback the stub called saw. */
+static struct {
+    int calls;
+    void *data;
+    int in_region, hook_depth;
+    pthread_t thread;
+    unsigned long active_calls;
+} fw_seen;
+
+static void
+fw_saw(void *data)
+{
+    fw_seen.calls++;
+    fw_seen.data = data;
+    fw_seen.in_region = clgc_thread_in_region();
+    fw_seen.hook_depth = test_rt_hook_depth();
+    fw_seen.thread = pthread_self();
+    fw_seen.active_calls = test_rt_active_calls();
+}
+
+static void CL_CALLBACK
+fw_on_object(void *object, void *data)
+{
+    fw_saw(data);
+}
+
+static void CL_CALLBACK
+fw_on_event(cl_event event, cl_int status, void *data)
+{
+    fw_saw(data);
+}
+
+static void CL_CALLBACK
+fw_on_context_error(const char *errinfo, const void *info, size_t cb,
+                    void *data)
+{
+    fw_saw(data);
+}
+
+static void CL_CALLBACK
+fw_on_svm_free(cl_command_queue queue, cl_uint n, void *pointers[],
+               void *data)
+{
+    fw_saw(data);
+}
+
+static void CL_CALLBACK
+fw_on_native(void *args)
+{
+    fw_saw(args);
+}
+
+/* A callback of the type the registry gives, e.g. "void (CL_CALLBACK
+ * *)(cl_program program, void *user_data)". The callbacks whose only
+ * argument besides user_data is an object share one. */
+static uint64_t
+fw_callback_for(const char *type)
+{
+    void *fn;
+
+    if (strstr(type, "cl_int event_command_status") != NULL)
+        fn = (void *)fw_on_event;
+    else if (strstr(type, "const char *errinfo") != NULL)
+        fn = (void *)fw_on_context_error;
+    else if (strstr(type, "svm_pointers") != NULL)
+        fn = (void *)fw_on_svm_free;
+    else if (strstr(type, "(void *)") != NULL)
+        fn = (void *)fw_on_native;
+    else
+        fn = (void *)fw_on_object;
+    return (uint64_t)(uintptr_t)fn;
+}
+
+/* The stub calls every callback it is given once, inline: clgc's
+ * trampoline must reach the user's function with its data, on this
+ * thread, re-entering the runtime through the active hook from inside the
+ * wrapper's region. What the stub received is clgc's trampoline, not the
+ * user's function. */
+START_TEST(every_callback_is_delivered_active)
+{
+    const struct test_forward_case *c = &test_forward_cases[fw_callbacks[_i]];
+    const clgc_command_t *cmd = clgc_command_at(c->index);
+    unsigned long active0;
+    int fn = -1, data = -1;
+    struct fw_args a;
+    uint64_t r;
+
+    fw_build(c, fw_stub_platform, &a);
+    for (unsigned i = 0; i < c->nparams; i++) {
+        if (c->kinds[i] == TEST_ARG_FUNCTION)
+            fn = (int)i;
+        if (strcmp(c->names[i], "user_data") == 0 ||
+            strcmp(c->names[i], "args") == 0)
+            data = (int)i;
+    }
+    ck_assert_int_ge(fn, 0);
+    ck_assert_int_ge(data, 0);
+    a.bits[fn] = fw_callback_for(cmd->params[fn].type);
+    memset(&fw_seen, 0, sizeof(fw_seen));
+    fw_ctl->reset();
+    active0 = test_rt_active_calls();
+    r = c->call(a.bits);
+    ck_assert_msg(fw_seen.calls == 1, "%s: the callback ran %d times", c->name,
+                  fw_seen.calls);
+    ck_assert_msg(fw_seen.data == (void *)(uintptr_t)a.bits[data],
+                  "%s: the callback got data %p", c->name, fw_seen.data);
+    ck_assert(pthread_equal(fw_seen.thread, pthread_self()));
+    ck_assert_int_eq(fw_seen.in_region, 0);
+    ck_assert_int_eq(fw_seen.hook_depth, 0);
+    ck_assert_uint_eq(fw_seen.active_calls - active0, 1);
+    ck_assert_uint_ge(fw_ctl->calls, 1);
+    ck_assert_uint_eq(fw_ctl->log[0].index, c->index);
+    ck_assert_msg(fw_ctl->log[0].args[fn] != a.bits[fn],
+                  "%s: the stub got the user's function", c->name);
+    ck_assert_uint_eq(r, fw_stub_result(c));
+    ck_assert_int_eq(test_rt_hook_depth(), 0);
 }
 END_TEST
 
@@ -276,9 +177,9 @@ START_TEST(refused_extension_fails_cleanly)
     struct fw_args a;
     uint64_t r;
 
-    fw_build(c, refusing_platform, &a);
-    ctl->reset();
-    r = fw_call(c, &a);
+    fw_build(c, fw_refusing_platform, &a);
+    fw_ctl->reset();
+    r = fw_call(c, &a, fw_direct);
     if (c->loader_fn) {
         fw_expect_recorded(c, &a);
         ck_assert_uint_eq(r, fw_stub_result(c));
@@ -296,10 +197,10 @@ START_TEST(null_object_fails_cleanly)
     struct fw_args a;
     uint64_t r;
 
-    fw_build(c, stub_platform, &a);
+    fw_build(c, fw_stub_platform, &a);
     a.bits[c->vendor] = 0;
-    ctl->reset();
-    r = fw_call(c, &a);
+    fw_ctl->reset();
+    r = fw_call(c, &a, fw_direct);
     fw_expect_error(c, &a, r, c->null_error);
 }
 END_TEST
@@ -310,16 +211,16 @@ START_TEST(lookup_for_platform_hands_out_wrappers)
 {
     unsigned long before = test_rt_safe_calls();
     void *fn = clgc_clGetExtensionFunctionAddressForPlatform(
-        stub_platform, "clHostMemAllocINTEL");
+        fw_stub_platform, "clHostMemAllocINTEL");
 
     ck_assert_ptr_eq(fn, (void *)clgc_clHostMemAllocINTEL);
-    ck_assert_uint_eq(ctl->lookups, 1);
-    fn = clgc_clGetExtensionFunctionAddressForPlatform(refusing_platform,
+    ck_assert_uint_eq(fw_ctl->lookups, 1);
+    fn = clgc_clGetExtensionFunctionAddressForPlatform(fw_refusing_platform,
                                                        "clHostMemAllocINTEL");
     ck_assert_ptr_null(fn);
-    ck_assert_uint_eq(ctl->lookups, 2);
+    ck_assert_uint_eq(fw_ctl->lookups, 2);
     ck_assert_uint_eq(test_rt_safe_calls() - before, 2);
-    ck_assert_uint_eq(ctl->calls, 0);
+    ck_assert_uint_eq(fw_ctl->calls, 0);
 }
 END_TEST
 
@@ -333,7 +234,7 @@ START_TEST(lookup_hands_out_wrappers)
                      (void *)clgc_clRetainDeviceEXT);
     ck_assert_ptr_null(clgc_clGetExtensionFunctionAddress("clgcNoSuchKHR"));
     ck_assert_uint_eq(test_rt_safe_calls() - before, 2);
-    ck_assert_uint_eq(ctl->calls, 0);
+    ck_assert_uint_eq(fw_ctl->calls, 0);
 }
 END_TEST
 
@@ -355,10 +256,13 @@ END_TEST
 static void
 fw_select_cases(void)
 {
-    fw_n_refusable = fw_n_nullable = 0;
+    fw_n_refusable = fw_n_nullable = fw_n_callbacks = 0;
     for (unsigned i = 0; i < TEST_FORWARD_N; i++) {
         const struct test_forward_case *c = &test_forward_cases[i];
 
+        if ((clgc_command_at(i)->flags & CLGC_COMMAND_CALLBACK) &&
+            c->route == TEST_ROUTE_STUB)
+            fw_callbacks[fw_n_callbacks++] = i;
         if (!c->extension || c->route != TEST_ROUTE_STUB)
             continue;
         /* Without an object clgc asks every platform in turn. */
@@ -387,6 +291,10 @@ clgc_make_forward_suite(void)
     fw_select_cases();
     tc = fw_tcase("forward");
     tcase_add_loop_test(tc, every_wrapper_forwards, 0, TEST_FORWARD_N);
+    suite_add_tcase(s, tc);
+    tc = fw_tcase("callbacks");
+    tcase_add_loop_test(tc, every_callback_is_delivered_active, 0,
+                        (int)fw_n_callbacks);
     suite_add_tcase(s, tc);
     tc = fw_tcase("refused");
     tcase_add_loop_test(tc, refused_extension_fails_cleanly, 0,

@@ -235,14 +235,18 @@ END_TEST
 
 START_TEST(every_error_has_a_name_and_message)
 {
-    static const int codes[] = {CLGC_OK,       CLGC_EALREADY, CLGC_EINUSE,
-                                CLGC_EVERSION, CLGC_EINVAL,   CLGC_ENOTATTACHED,
-                                CLGC_EATTACH,  CLGC_ENOMEM};
+    /* Every code of the table, so that a new one is covered as added. */
+#define CODE(name, value, message) CLGC_##name,
+    static const int codes[] = {CLGC_OK, CLGC_ERRNO_MAP(CODE)};
+#undef CODE
 
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
         ck_assert_str_ne(clgc_err_name(codes[i]), "UNKNOWN");
         ck_assert_str_ne(clgc_strerror(codes[i]), "unknown clgc error");
+        /* Distinct and consecutive: -1, -2, ... in table order. */
+        ck_assert_int_eq(codes[i], -(int)i);
     }
+    ck_assert_str_eq(clgc_err_name(CLGC_ENOCOMMAND), "ENOCOMMAND");
     ck_assert_str_eq(clgc_err_name(CLGC_EALREADY), "EALREADY");
     ck_assert_str_eq(clgc_err_name(12345), "UNKNOWN");
     ck_assert_str_eq(clgc_strerror(12345), "unknown clgc error");

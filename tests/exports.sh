@@ -6,7 +6,7 @@ lib=.libs/libclgc.so
 syms=$(nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }' | sed 's/@.*//')
 other=$(printf '%s\n' "$syms" | grep -v '^clgc_' || true)
 internal=$(printf '%s\n' "$syms" | grep '^clgc__' || true)
-wrappers=$(printf '%s\n' "$syms" | grep -c '^clgc_cl' || true)
+wrappers=$(printf '%s\n' "$syms" | grep -c '^clgc_cl[A-Z]' || true)
 status=0
 if [ -n "$other$internal" ]; then
     echo "exported but not public: $other $internal"
@@ -20,6 +20,14 @@ if ! nm -D --defined-only "$lib" | grep -q ' clgc_runtime_install@@CLGC_0$'; the
     echo "clgc_runtime_install is not in the CLGC_0 version node"
     status=1
 fi
+# The calls of clgc/ffi.h, which libffi's own symbols must not join.
+for f in clgc_closure_create clgc_closure_free clgc_command_call \
+         clgc_command_call_by_name; do
+    if ! nm -D --defined-only "$lib" | grep -q " $f@@CLGC_0\$"; then
+        echo "$f is not exported in the CLGC_0 version node"
+        status=1
+    fi
+done
 # The Boehm adapter, where it is built, exports its one call.
 boehm=.libs/libclgc-boehm.so
 if [ -f "$boehm" ]; then

@@ -16,10 +16,13 @@ const char *test_spin_src = "__kernel void spin(__global float *x, int n)\n"
                             "}\n";
 
 static atomic_ulong safe_calls, active_calls, attach_calls, detach_calls;
-static atomic_int attach_result;
 static atomic_ulong failures;
 static clgc_callback_error_t last_failure;
+static atomic_int attach_result, strict;
 static __thread int hook_depth;
+/* The thread installed the runtime (the main thread), or attach_thread
+ * attached it: what a strict runtime knows. */
+static __thread int native, attached_here;
 
 static void *
 rec_safe(clgc_fn_t fn, void *arg)
@@ -51,14 +54,24 @@ rec_active(clgc_fn_t fn, void *arg)
 static int
 rec_attach(void *data)
 {
+    int err = atomic_load(&attach_result);
+
     atomic_fetch_add(&attach_calls, 1);
-    return atomic_load(&attach_result);
+    attached_here = err == CLGC_OK;
+    return err;
 }
 
 static void
 rec_detach(void *data)
 {
     atomic_fetch_add(&detach_calls, 1);
+    attached_here = 0;
+}
+
+static int
+rec_known(void *data)
+{
+    return !atomic_load(&strict) || native || attached_here;
 }
 
 static void
@@ -78,8 +91,10 @@ test_rt_install(void)
                                       .active_region = rec_active,
                                       .attach_thread = rec_attach,
                                       .detach_thread = rec_detach,
+                                      .thread_known = rec_known,
                                       .callback_failed = rec_failed};
 
+    native = 1;
     return clgc_runtime_install(&rt);
 }
 
@@ -122,6 +137,11 @@ void
 test_rt_set_attach_result(int err)
 {
     atomic_store(&attach_result, err);
+}
+void
+test_rt_set_strict(int on)
+{
+    atomic_store(&strict, on);
 }
 
 cl_platform_id

@@ -28,6 +28,13 @@ int test_rt_hook_depth(void);
 /* Make the next attach_thread hooks return err (CLGC_OK to stop). */
 void test_rt_set_attach_result(int err);
 
+/* Strict (1): the runtime knows only the main thread and the threads its
+ * attach_thread hook attached, as bdwgc does, so that a plain thread is
+ * attached on its first clgc_call_active. Not strict (0, the default):
+ * it knows every thread. clgc remembers that a thread is known, so turn
+ * it on before the threads it is for first cross into clgc. */
+void test_rt_set_strict(int on);
+
 /* The first platform whose CL_PLATFORM_NAME contains `name`, found with
  * the raw loader calls; fails the test if there is none. */
 cl_platform_id test_platform(const char *name);
@@ -57,5 +64,7 @@ Suite *clgc_make_wait_suite(void);
 Suite *clgc_make_notify_suite(void);
 Suite *clgc_make_callback_suite(void);
 Suite *clgc_make_callback_threads_suite(void);
+Suite *clgc_make_ffi_suite(void);
+Suite *clgc_make_ffi_threads_suite(void);
 
 #endif /* CLGC_TESTUTIL_H */

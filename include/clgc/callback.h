@@ -69,7 +69,8 @@ CLGC_EXTERN clgc_queue_t *clgc_callbacks_deferred_to(void);
 
 /* A callback that failed. */
 typedef struct clgc_callback_error {
-    const char *command; /* the command that registered it: "clBuildProgram" */
+    const char *command; /* the command that registered it: "clBuildProgram";
+                            NULL for a closure (clgc/ffi.h) */
     int code;            /* CLGC_ECALLBACK, or CLGC_ENOTATTACHED */
     void *error;         /* what the handler gave clgc_callback_fail */
 } clgc_callback_error_t;

@@ -44,7 +44,11 @@ CLGC_BEGIN_DECLS
     XX(ENOTATTACHED, -5, "the calling thread is not attached to the runtime")  \
     XX(EATTACH, -6, "the runtime refused to attach the calling thread")        \
     XX(ENOMEM, -7, "out of memory")                                            \
-    XX(EBUSY, -8, "completions are still to come")                            \
+    XX(EBUSY, -8, "completions are still to come")                             \
+    XX(ESIGNATURE, -9, "malformed signature string")                           \
+    XX(EARITY, -10, "wrong number of arguments")                               \
+    XX(ETYPE, -11, "argument of the wrong type")                               \
+    XX(ENOCOMMAND, -12, "no such OpenCL command")                              \
     XX(ECALLBACK, -13, "a callback's handler failed")
 
 typedef enum clgc_errno {

@@ -5668,10 +5668,25 @@ clgc_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl
 static inline cl_int
 clgc__c_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
     if (!clgc__object_ok(command_queue)) {
         return CL_INVALID_COMMAND_QUEUE;
     }
-    return clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    if (user_func != NULL) {
+        clgc_function_t code;
+
+        cb = clgc__native_new("clEnqueueNativeKernel", (clgc_function_t)user_func,
+                              &code);
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        user_func = (void (CL_CALLBACK *)(void *))code;
+    }
+    ret = clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
 }
 
 struct clgc__a_clEnqueueNativeKernel {

@@ -501,6 +501,140 @@ START_TEST(failure_reaches_the_runtime_at_the_next_wait)
 }
 END_TEST
 
+/* A foreign thread the runtime refuses to attach does not run the
+ * callback; the runtime hears of it at its next drain. (The recording
+ * runtime in strict mode knows only the threads it attached.) */
+START_TEST(unattachable_thread_is_reported)
+{
+    unsigned long failures0 = test_rt_failures(NULL);
+    clgc_queue_t *q = clgc_queue_create();
+    clgc_callback_error_t e;
+    cl_event gate, done;
+    struct gated g;
+    struct seen s;
+
+    test_rt_set_strict(1);
+    gated_open(&g);
+    seen_init(&s);
+    done = gated_launch(&g, &gate);
+    ck_assert_int_eq(clgc_clSetEventCallback(done, CL_COMPLETE, on_event, &s),
+                     CL_SUCCESS);
+    test_rt_set_attach_result(CLGC_EATTACH);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clFinish(g.queue), CL_SUCCESS);
+    /* PoCL may finish the command before it runs the callbacks. */
+    while (test_rt_failures(NULL) == failures0) {
+        clgc_queue_drain(q, 0);
+        sched_yield();
+    }
+    test_rt_set_attach_result(CLGC_OK);
+    ck_assert_uint_eq(test_rt_failures(&e), failures0 + 1);
+    ck_assert_str_eq(e.command, "clSetEventCallback");
+    ck_assert_int_eq(e.code, CLGC_ENOTATTACHED);
+    ck_assert_ptr_null(e.error);
+    ck_assert_int_eq(atomic_load(&s.calls), 0);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    gated_close(&g);
+}
+END_TEST
+
+/* PoCL's CPU device runs native kernels: the function, which OpenCL calls
+ * without user data, reaches the user through a one-shot closure, once,
+ * with the argument block copied, and the runtime active. */
+struct native_args {
+    struct seen *seen;
+    int value;
+};
+
+static void CL_CALLBACK
+native_kernel(void *p)
+{
+    struct native_args *a = p;
+
+    saw(a->seen, (void *)(intptr_t)a->value);
+}
+
+START_TEST(native_kernel_runs_once_active)
+{
+    cl_context context = test_pocl_context();
+    cl_device_id device = device_of(context);
+    cl_device_exec_capabilities caps = 0;
+    cl_command_queue queue =
+        clgc_clCreateCommandQueueWithProperties(context, device, NULL, NULL);
+    struct seen s;
+    struct native_args a = {&s, 42};
+
+    ck_assert_int_eq(clGetDeviceInfo(device, CL_DEVICE_EXECUTION_CAPABILITIES,
+                                     sizeof(caps), &caps, NULL),
+                     CL_SUCCESS);
+    ck_assert_msg(caps & CL_EXEC_NATIVE_KERNEL,
+                  "PoCL's CPU device runs native kernels");
+    seen_init(&s);
+    ck_assert_int_eq(clgc_clEnqueueNativeKernel(queue, native_kernel, &a,
+                                                sizeof(a), 0, NULL, NULL, 0,
+                                                NULL, NULL),
+                     CL_SUCCESS);
+    a.value = 0; /* OpenCL ran it on its own copy */
+    ck_assert_int_eq(clgc_clFinish(queue), CL_SUCCESS);
+    wait_ran(&s);
+    ck_assert_int_eq(atomic_load(&s.calls), 1);
+    ck_assert_int_eq(s.in_region, 0);
+    ck_assert_ptr_eq(s.object, (void *)(intptr_t)42);
+    ck_assert_int_eq(clgc_clEnqueueNativeKernel(NULL, native_kernel, &a,
+                                                sizeof(a), 0, NULL, NULL, 0,
+                                                NULL, NULL),
+                     CL_INVALID_COMMAND_QUEUE);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* In strict mode, PoCL's worker is a thread the runtime does not know:
+ * clgc attaches it for its first callback and finds it attached after. */
+START_TEST(pocl_thread_is_attached_once)
+{
+    unsigned long attach0;
+    struct gated g;
+    struct seen s[3];
+
+    test_rt_set_strict(1);
+    gated_open(&g);
+    attach0 = test_rt_attach_calls();
+    for (int i = 0; i < 3; i++) {
+        cl_event gate, done = gated_launch(&g, &gate);
+
+        seen_init(&s[i]);
+        ck_assert_int_eq(
+            clgc_clSetEventCallback(done, CL_COMPLETE, on_event, &s[i]),
+            CL_SUCCESS);
+        ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE),
+                         CL_SUCCESS);
+        wait_ran(&s[i]);
+        ck_assert_int_eq(clgc_clFinish(g.queue), CL_SUCCESS);
+        clReleaseEvent(done);
+        clReleaseEvent(gate);
+    }
+    /* PoCL has a worker per core: each attached once, whichever ran. */
+    {
+        unsigned long threads = 1;
+
+        for (int i = 1; i < 3; i++) {
+            int seen_before = 0;
+
+            for (int k = 0; k < i; k++)
+                seen_before |= pthread_equal(s[i].thread, s[k].thread);
+            threads += !seen_before;
+        }
+        ck_assert_uint_eq(test_rt_attach_calls() - attach0, threads);
+    }
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(atomic_load(&s[i].calls), 1);
+    gated_close(&g);
+}
+END_TEST
+
 /* 100,000 event callbacks, registered on 4 threads that defer them to the
  * owner's queue, each delivered once, all on the owner's thread. */
 #define DEFER_THREADS 4
@@ -607,6 +741,9 @@ clgc_make_callback_suite(void)
     tcase_add_test(tc, program_release_callback_runs_once_or_is_refused);
     tcase_add_test(tc, deferred_callback_runs_in_the_drain);
     tcase_add_test(tc, failure_reaches_the_runtime_at_the_next_wait);
+    tcase_add_test(tc, unattachable_thread_is_reported);
+    tcase_add_test(tc, native_kernel_runs_once_active);
+    tcase_add_test(tc, pocl_thread_is_attached_once);
     suite_add_tcase(s, tc);
     return s;
 }

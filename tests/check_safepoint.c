@@ -464,6 +464,7 @@ END_TEST
 struct foreign {
     int rc, rc_again, called;
     int attached, registered, word;
+    int word_after, word_after_again; /* back in the thread's own code */
     unsigned threads;
 };
 
@@ -486,7 +487,9 @@ foreign_thread(void *arg)
     struct foreign *f = arg;
 
     f->rc = clgc_call_active(foreign_active, f, NULL);
+    f->word_after = word_of(refvm_state_word());
     f->rc_again = clgc_call_active(foreign_active, f, NULL);
+    f->word_after_again = word_of(refvm_state_word());
     return NULL;
 }
 
@@ -540,10 +543,91 @@ START_TEST(foreign_thread_attaches_once_detaches_at_exit)
     ck_assert_int_eq(f.attached, 1);
     ck_assert_int_eq(f.registered, 1);
     ck_assert_int_eq(f.word, CLGC_STATE_RUNNING);
+    /* Between the calls the thread runs no VM code: no collection may
+     * wait for it. */
+    ck_assert_int_eq(f.word_after, CLGC_STATE_SAFE);
+    ck_assert_int_eq(f.word_after_again, CLGC_STATE_SAFE);
     ck_assert_uint_eq(f.threads, before.threads + 1);
     ck_assert_uint_eq(after.attaches - before.attaches, 1);
     ck_assert_uint_eq(after.detaches - before.detaches, 1);
     ck_assert_uint_eq(after.threads, before.threads);
+}
+END_TEST
+
+/* A VM thread of the VM's own, running VM code, stays RUNNING after
+ * clgc_call_active: only a thread that was in native code goes back to
+ * it. */
+static void *
+record_word(void *arg)
+{
+    *(int *)arg = word_of(refvm_state_word());
+    return NULL;
+}
+
+START_TEST(call_active_leaves_a_running_thread_running)
+{
+    int inside = -1, after;
+
+    vm_setup();
+    refvm_register();
+    ck_assert_int_eq(clgc_call_active(record_word, &inside, NULL), CLGC_OK);
+    after = word_of(refvm_state_word());
+    refvm_unregister();
+    ck_assert_int_eq(inside, CLGC_STATE_RUNNING);
+    ck_assert_int_eq(after, CLGC_STATE_RUNNING);
+    ck_assert_uint_eq(vm_stats().violations, 0);
+}
+END_TEST
+
+/* A foreign thread whose callback detaches it: clgc must not touch the
+ * word it gave back, and the next call attaches the thread again. */
+struct detaching {
+    int detach, registered_after, attached_after, rc_again, registered_again;
+};
+
+static void *
+detach_self(void *arg)
+{
+    struct detaching *d = arg;
+
+    d->detach = clgc_thread_detach();
+    return NULL;
+}
+
+static void *
+detaching_thread(void *arg)
+{
+    struct detaching *d = arg;
+
+    if (clgc_call_active(detach_self, d, NULL) != CLGC_OK)
+        d->detach = -100;
+    d->registered_after = refvm_registered();
+    d->attached_after = clgc_thread_attached();
+    d->rc_again = clgc_call_active(nothing, NULL, NULL);
+    d->registered_again = refvm_registered();
+    return NULL;
+}
+
+START_TEST(callback_that_detaches_its_thread)
+{
+    struct detaching d = {-1, -1, -1, -1, -1};
+    struct refvm_stats before, after;
+    pthread_t t;
+
+    vm_setup();
+    before = vm_stats();
+    ck_assert_int_eq(pthread_create(&t, NULL, detaching_thread, &d), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    after = vm_stats();
+    ck_assert_int_eq(d.detach, CLGC_OK);
+    ck_assert_int_eq(d.registered_after, 0);
+    ck_assert_int_eq(d.attached_after, 0);
+    ck_assert_int_eq(d.rc_again, CLGC_OK);
+    ck_assert_int_eq(d.registered_again, 1);
+    ck_assert_uint_eq(after.attaches - before.attaches, 2);
+    ck_assert_uint_eq(after.detaches - before.detaches, 2);
+    ck_assert_uint_eq(after.threads, before.threads);
+    ck_assert_uint_eq(after.violations, 0);
 }
 END_TEST
 
@@ -838,6 +922,8 @@ safepoint_suite(void)
     tcase_add_test(order, ticker_runs_during_cooperative_wait);
     suite_add_tcase(s, order);
     tcase_add_test(regions, regions_nest_to_depth_three);
+    tcase_add_test(regions, call_active_leaves_a_running_thread_running);
+    tcase_add_test(regions, callback_that_detaches_its_thread);
     suite_add_tcase(s, regions);
     return s;
 }

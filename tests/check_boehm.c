@@ -670,6 +670,7 @@ boehm_run_kernel(struct boehm_cl *cl, cl_kernel kernel,
     boehm_sem_wait(&cbs->done);
     boehm_sem_wait(&cbs->done);
     ck_assert_int_eq(clgc_clWaitForEvents(1, &done), CL_SUCCESS);
+    test_event_let_go(done);
     ck_assert_int_eq(clgc_clReleaseEvent(done), CL_SUCCESS);
     ck_assert_int_eq(clgc_clReleaseEvent(gate), CL_SUCCESS);
 }
@@ -1436,6 +1437,7 @@ START_TEST(test_pocl_callback_allocates_during_collections)
     ck_assert_uint_eq(boehm_list_intact(boehm_list, BOEHM_NODES), BOEHM_NODES);
     boehm_check_object(boehm_cb_object, &boehm_cb_link, 3);
 
+    test_event_let_go(done);
     ck_assert_int_eq(clgc_clReleaseEvent(done), CL_SUCCESS);
     ck_assert_int_eq(clgc_clReleaseEvent(gate), CL_SUCCESS);
     ck_assert_int_eq(clgc_clReleaseKernel(kernel), CL_SUCCESS);

@@ -1100,6 +1100,7 @@ pocl_cb_run(struct pocl_cb *c)
     c->after = vm_stats();
     refvm_on_stopped(NULL, NULL);
     refvm_unregister();
+    test_event_let_go(done);
     clReleaseEvent(done);
     clReleaseEvent(gate);
     clReleaseKernel(kernel);

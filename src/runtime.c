@@ -242,13 +242,34 @@ clgc_call_active(clgc_fn_t fn, void *arg, void **result)
     void *r;
 
     if (!(outer & CLGC__SAFE)) {
+        int native = 0, err;
+
         /* A thread the runtime does not know (PoCL's, say) is attached on
          * its first entry and stays attached until it exits. */
-        if (!clgc__thread_setup(t, rt) &&
-            (rt->attach_thread == NULL || clgc_thread_attach() < 0 ||
-             !clgc__thread_setup(t, rt)))
-            return CLGC_ENOTATTACHED;
-        r = fn(arg);
+        if (!clgc__thread_setup(t, rt)) {
+            err = rt->attach_thread != NULL ? clgc_thread_attach()
+                                            : CLGC_ENOTATTACHED;
+            if (err < 0 || !clgc__thread_setup(t, rt))
+                return CLGC_ENOTATTACHED;
+            native = err == CLGC_OK;
+        }
+        /* With a state word, a thread in native code (attached just now,
+         * or whose word is SAFE outside any region: back from an earlier
+         * call) leaves it for fn as a wrapper leaves its region, and goes
+         * back to it after. PoCL's thread blocks in PoCL between
+         * callbacks: were its word left RUNNING, the next collection
+         * would wait for it for ever. If fn detached the thread, its word
+         * is no longer clgc's to store into. */
+        if (t->state != NULL &&
+            (native ||
+             __atomic_load_n(t->state, __ATOMIC_RELAXED) == CLGC_STATE_SAFE)) {
+            clgc__leave_inline(t, outer);
+            r = fn(arg);
+            if (t->state != NULL)
+                __atomic_store_n(t->state, CLGC_STATE_SAFE, __ATOMIC_RELEASE);
+        } else {
+            r = fn(arg);
+        }
     } else if (t->state != NULL) {
         /* Leave the region as a wrapper would, safepoint poll included,
          * and enter it again after fn. */

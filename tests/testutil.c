@@ -2,6 +2,7 @@
  * hook keeps a per-thread depth that code running inside a wrapped OpenCL
  * call (a stub ICD, a callback PoCL runs inline) can read back. */
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -186,4 +187,19 @@ test_set_status(void *setter)
 
     clSetUserEventStatus(s->event, s->status);
     return NULL;
+}
+
+void
+test_event_let_go(cl_event event)
+{
+    cl_uint refs = 0;
+
+    for (;;) {
+        ck_assert_int_eq(clGetEventInfo(event, CL_EVENT_REFERENCE_COUNT,
+                                        sizeof(refs), &refs, NULL),
+                         CL_SUCCESS);
+        if (refs <= 1)
+            return;
+        sched_yield();
+    }
 }

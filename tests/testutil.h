@@ -50,6 +50,14 @@ struct test_setter {
 };
 void *test_set_status(void *setter);
 
+/* Wait until PoCL holds no reference to an event of a command it ran.
+ * It drops its own last, after the command's callbacks have returned and
+ * the command's other references (its kernel's) are gone; until then
+ * the thread that ran the callbacks is still at work in PoCL, and the
+ * process must not exit (with ASan, glibc's exit handlers then crash at
+ * times). The caller holds a reference. */
+void test_event_let_go(cl_event event);
+
 /* OpenCL C source of `spin(__global float *x, int n)`: each work item
  * spins n times, so a launch takes as long as a test needs. */
 extern const char *test_spin_src;

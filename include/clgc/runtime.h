@@ -166,7 +166,12 @@ CLGC_EXTERN void *clgc_call_safe(clgc_fn_t fn, void *arg);
  * A thread outside any region that the runtime does not know (PoCL's
  * callback thread, say) is attached first, as by clgc_thread_attach(),
  * and stays attached until it exits: the runtime registers it once, not
- * once per call.
+ * once per call. In the safepoint form such a thread, and any thread
+ * whose state word is CLGC_STATE_SAFE outside a region, is in native
+ * code: clgc makes its word RUNNING for fn (polling the safepoint) and
+ * SAFE again after, so that no collection waits for it while it blocks
+ * in OpenCL between callbacks. A thread attached by clgc_thread_attach()
+ * keeps the word its runtime gave it.
  *
  * Returns CLGC_OK, or CLGC_ENOTATTACHED without calling fn when the
  * runtime does not know the thread and cannot attach it (no attach_thread

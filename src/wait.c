@@ -305,9 +305,10 @@ clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
     pthread_once(&clgc__wait_env_once, clgc__wait_env);
     if (atomic_load(&clgc__wait_mode) == CLGC_WAIT_BLOCKING) {
         clgc__last_path = CLGC_WAIT_PATH_BLOCKING;
-        return clgc_clWaitForEvents(num_events, event_list);
+        a.ret = clgc_clWaitForEvents(num_events, event_list);
+    } else {
+        clgc_call_safe(clgc__wait_body, &a);
     }
-    clgc_call_safe(clgc__wait_body, &a);
     clgc__hand_errors();
     return a.ret;
 }

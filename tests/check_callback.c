@@ -501,6 +501,30 @@ START_TEST(failure_reaches_the_runtime_at_the_next_wait)
 }
 END_TEST
 
+/* The blocking wait (CLGC_WAIT_BLOCKING) hands failures over too. */
+START_TEST(failure_reaches_the_runtime_at_a_blocking_wait)
+{
+    cl_context context = test_pocl_context();
+    cl_event ev = user_event(context);
+    unsigned long failures0 = test_rt_failures(NULL);
+    struct seen s;
+
+    seen_init(&s);
+    s.fail = 1;
+    ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_BLOCKING), CLGC_OK);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetEventCallback(ev, CL_COMPLETE, on_event, &s),
+                     CL_SUCCESS);
+    ck_assert_uint_eq(test_rt_failures(NULL), failures0);
+    ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_BLOCKING);
+    ck_assert_uint_eq(test_rt_failures(NULL), failures0 + 1);
+    ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_COOPERATIVE), CLGC_OK);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
 /* A foreign thread the runtime refuses to attach does not run the
  * callback; the runtime hears of it at its next drain. (The recording
  * runtime in strict mode knows only the threads it attached.) */
@@ -741,6 +765,7 @@ clgc_make_callback_suite(void)
     tcase_add_test(tc, program_release_callback_runs_once_or_is_refused);
     tcase_add_test(tc, deferred_callback_runs_in_the_drain);
     tcase_add_test(tc, failure_reaches_the_runtime_at_the_next_wait);
+    tcase_add_test(tc, failure_reaches_the_runtime_at_a_blocking_wait);
     tcase_add_test(tc, unattachable_thread_is_reported);
     tcase_add_test(tc, native_kernel_runs_once_active);
     tcase_add_test(tc, pocl_thread_is_attached_once);

@@ -8,9 +8,10 @@
  * polls their status for a short budget, and if they are not done by then
  * asks PoCL for a completion callback and sleeps inside a safe region until
  * the last one fires: a collection, or another task of the runtime, runs
- * meanwhile. It allocates nothing: the wait's record lives on the waiting
- * thread's stack, and the callbacks touch it for the last time before the
- * wait can return. */
+ * meanwhile. It allocates nothing: the wait's record is a slot of a
+ * static pool (with more than 512 waits at once the rest fall back to a
+ * plain clWaitForEvents in a safe region), and the callbacks touch it for
+ * the last time before their reference to it is dropped. */
 
 #include "clgc/common.h"
 #include "clgc/wrappers.h"

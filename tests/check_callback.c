@@ -180,6 +180,27 @@ gated_launch(struct gated *g, cl_event *gate)
     return done;
 }
 
+/* n kernels one after the other, each with on_event into s[i] on its
+ * event: wait until each callback ran. */
+static void
+gated_callbacks(struct gated *g, struct seen *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cl_event gate, done = gated_launch(g, &gate);
+
+        seen_init(&s[i]);
+        ck_assert_int_eq(
+            clgc_clSetEventCallback(done, CL_COMPLETE, on_event, &s[i]),
+            CL_SUCCESS);
+        ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE),
+                         CL_SUCCESS);
+        wait_ran(&s[i]);
+        ck_assert_int_eq(clgc_clFinish(g->queue), CL_SUCCESS);
+        clReleaseEvent(done);
+        clReleaseEvent(gate);
+    }
+}
+
 static void
 gated_close(struct gated *g)
 {
@@ -219,20 +240,7 @@ START_TEST(event_callback_runs_on_pocl_thread)
     struct seen s[2];
 
     gated_open(&g);
-    for (int i = 0; i < 2; i++) {
-        cl_event gate, done = gated_launch(&g, &gate);
-
-        seen_init(&s[i]);
-        ck_assert_int_eq(
-            clgc_clSetEventCallback(done, CL_COMPLETE, on_event, &s[i]),
-            CL_SUCCESS);
-        ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE),
-                         CL_SUCCESS);
-        wait_ran(&s[i]);
-        ck_assert_int_eq(clgc_clFinish(g.queue), CL_SUCCESS);
-        clReleaseEvent(done);
-        clReleaseEvent(gate);
-    }
+    gated_callbacks(&g, s, 2);
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(atomic_load(&s[i].calls), 1);
         ck_assert_int_eq(s[i].in_region, 0);
@@ -626,20 +634,7 @@ START_TEST(pocl_thread_is_attached_once)
     test_rt_set_strict(1);
     gated_open(&g);
     attach0 = test_rt_attach_calls();
-    for (int i = 0; i < 3; i++) {
-        cl_event gate, done = gated_launch(&g, &gate);
-
-        seen_init(&s[i]);
-        ck_assert_int_eq(
-            clgc_clSetEventCallback(done, CL_COMPLETE, on_event, &s[i]),
-            CL_SUCCESS);
-        ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE),
-                         CL_SUCCESS);
-        wait_ran(&s[i]);
-        ck_assert_int_eq(clgc_clFinish(g.queue), CL_SUCCESS);
-        clReleaseEvent(done);
-        clReleaseEvent(gate);
-    }
+    gated_callbacks(&g, s, 3);
     /* PoCL has a worker per core: each attached once, whichever ran. */
     {
         unsigned long threads = 1;

@@ -28,22 +28,8 @@
 #include "clgc/callback.h"
 #include "internal.h"
 
-/* The callback being delivered on this thread, for clgc_callback_fail. */
-static __thread const struct clgc__callback *clgc__delivering;
-
 /* Callbacks registered on this thread go to this queue, or run at once. */
 static __thread clgc_queue_t *clgc__defer_to;
-
-struct clgc__failure {
-    struct clgc__failure *next;
-    clgc_callback_error_t e;
-};
-
-/* Failures not yet handed over, oldest first. Rare: a lock is enough. */
-static pthread_mutex_t clgc__failures_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct clgc__failure *clgc__failures, **clgc__failures_tail =
-                                                  &clgc__failures;
-static atomic_uint clgc__nfailures;
 
 static void clgc__run_deferred(struct clgc__item *it);
 
@@ -88,13 +74,13 @@ static void
 clgc__native_call(void *result, void *const *args, void *p)
 {
     struct clgc__callback *cb = p;
-    const struct clgc__callback *outer = clgc__delivering;
+    struct clgc__running running;
 
     (void)result;
     __atomic_store_n(&cb->state, 1, __ATOMIC_RELEASE);
-    clgc__delivering = cb;
+    clgc__running_push(&running, cb->command);
     ((void(CL_CALLBACK *)(void *))cb->fn)(*(void *const *)args[0]);
-    clgc__delivering = outer;
+    clgc__running_pop(&running);
     clgc__unref(cb, 1);
 }
 
@@ -160,11 +146,11 @@ static void *
 clgc__call_now(void *p)
 {
     const struct clgc__call *c = p;
-    const struct clgc__callback *outer = clgc__delivering;
+    struct clgc__running running;
 
-    clgc__delivering = c->cb;
+    clgc__running_push(&running, c->cb->command);
     c->cb->run(c->cb, c->args);
-    clgc__delivering = outer;
+    clgc__running_pop(&running);
     return NULL;
 }
 
@@ -211,69 +197,4 @@ clgc_queue_t *
 clgc_callbacks_deferred_to(void)
 {
     return clgc__defer_to;
-}
-
-void
-clgc__record_error(const char *command, int code, void *error)
-{
-    struct clgc__failure *f = malloc(sizeof(*f));
-
-    if (f == NULL)
-        return; /* nowhere to say it: the failure is lost */
-    *f = (struct clgc__failure){NULL, {command, code, error}};
-    pthread_mutex_lock(&clgc__failures_lock);
-    *clgc__failures_tail = f;
-    clgc__failures_tail = &f->next;
-    atomic_fetch_add(&clgc__nfailures, 1);
-    pthread_mutex_unlock(&clgc__failures_lock);
-}
-
-int
-clgc_callback_fail(void *error)
-{
-    if (clgc__delivering == NULL)
-        return CLGC_EINVAL;
-    clgc__record_error(clgc__delivering->command, CLGC_ECALLBACK, error);
-    return CLGC_OK;
-}
-
-int
-clgc_callback_error_take(clgc_callback_error_t *error)
-{
-    struct clgc__failure *f;
-
-    if (error == NULL)
-        return CLGC_EINVAL;
-    if (atomic_load_explicit(&clgc__nfailures, memory_order_relaxed) == 0)
-        return 0;
-    pthread_mutex_lock(&clgc__failures_lock);
-    f = clgc__failures;
-    if (f != NULL) {
-        clgc__failures = f->next;
-        if (clgc__failures == NULL)
-            clgc__failures_tail = &clgc__failures;
-        atomic_fetch_sub(&clgc__nfailures, 1);
-    }
-    pthread_mutex_unlock(&clgc__failures_lock);
-    if (f == NULL)
-        return 0;
-    *error = f->e;
-    free(f);
-    return 1;
-}
-
-void
-clgc__hand_errors(void)
-{
-    const clgc_runtime_t *rt;
-    clgc_callback_error_t e;
-
-    if (CLGC_LIKELY(atomic_load_explicit(&clgc__nfailures,
-                                         memory_order_relaxed) == 0))
-        return;
-    rt = clgc__runtime();
-    if (rt->callback_failed == NULL)
-        return; /* kept for clgc_callback_error_take */
-    while (clgc_callback_error_take(&e) == 1)
-        rt->callback_failed(&e, rt->data);
 }

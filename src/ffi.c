@@ -212,8 +212,11 @@ static void *
 clgc__closure_run(void *p)
 {
     struct clgc__closure_call *k = p;
+    struct clgc__running running;
 
+    clgc__running_push(&running, NULL);
     k->handler(k->result, k->args, k->data);
+    clgc__running_pop(&running);
     return NULL;
 }
 

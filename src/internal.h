@@ -131,6 +131,28 @@ clgc__leave_inline(struct clgc__thread *t, unsigned outer)
     t->region = outer;
 }
 
+/* Memory for clgc's records that hold a user's data pointer (a
+ * notification's, a posted function's, a callback's), so that a runtime
+ * can have its collector scan them (runtime.c). */
+void *clgc__record_alloc(size_t size);
+void clgc__record_free(void *record);
+
+/* Failures of the handlers clgc runs (failure.c). A feature that runs a
+ * user's handler pushes a frame around it, naming what registered it (an
+ * OpenCL command, "clgc_event_post", or NULL for a closure): inside it
+ * clgc_callback_fail records a failure. */
+struct clgc__running {
+    const char *command;
+    const struct clgc__running *outer;
+};
+void clgc__running_push(struct clgc__running *r, const char *command);
+void clgc__running_pop(struct clgc__running *r);
+/* Record a failure of a handler registered by command. Any thread. */
+void clgc__record_error(const char *command, int code, void *error);
+/* Hand the failures recorded so far to the runtime's callback_failed hook,
+ * on this thread (the end of a wait or a drain). */
+void clgc__hand_errors(void);
+
 /* Platforms and their objects (platform.c). */
 
 /* More platforms than any machine has; platforms past it are never used. */
@@ -265,11 +287,5 @@ struct clgc__callback *clgc__native_new(const char *command,
                                         clgc_function_t *code);
 /* A trampoline was called with a call's arguments (argsize bytes). */
 void clgc__callback_fire(struct clgc__callback *cb, const void *args);
-
-/* Hand the callback errors recorded so far to the runtime's
- * callback_failed hook, on this thread (the end of a wait or a drain). */
-void clgc__hand_errors(void);
-/* Record a failure of a callback of command (callback.c). */
-void clgc__record_error(const char *command, int code, void *error);
 
 #endif /* CLGC_INTERNAL_H */

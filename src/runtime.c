@@ -12,6 +12,7 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -390,4 +391,16 @@ int
 clgc_thread_in_region(void)
 {
     return (int)(clgc__self.region & CLGC__SAFE);
+}
+
+void *
+clgc__record_alloc(size_t size)
+{
+    return malloc(size);
+}
+
+void
+clgc__record_free(void *record)
+{
+    free(record);
 }

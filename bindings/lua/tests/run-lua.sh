@@ -1,0 +1,25 @@
+#!/bin/sh
+# Run a Lua test script with the interpreter configure found ($LUA), against
+# the module in the build tree: clgc.lua from the source tree, clgc.core
+# from libtool's .libs, libclgc from the top build directory. A script whose
+# first line is "--! lua-threads N" runs in N states on N threads of the
+# test host instead.
+#
+# CLGC_LUA_PRELOAD: libraries to preload into the interpreter only (the
+# sanitizer runtimes for an ASan build: lua5.4 itself is not instrumented,
+# and preloading them into make and the shell would check those too).
+set -eu
+script=$1
+shift
+LUA_PATH="$CLGC_LUA_SRCDIR/?.lua;$CLGC_LUA_SRCDIR/tests/?.lua;;"
+LUA_CPATH="$CLGC_LUA_BUILDDIR/.libs/core.so;;"
+LD_LIBRARY_PATH="$CLGC_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LUA_PATH LUA_CPATH LD_LIBRARY_PATH
+host=$(sed -n '1s/^--! lua-threads \([0-9]*\)$/\1/p' "$script")
+if [ -n "$host" ]; then
+    exec "$CLGC_LUA_BUILDDIR/tests/lua-threads" "$host" "$script" "$@"
+fi
+if [ -n "${CLGC_LUA_PRELOAD:-}" ]; then
+    exec env LD_PRELOAD="$CLGC_LUA_PRELOAD" "$LUA" "$script" "$@"
+fi
+exec "$LUA" "$script" "$@"

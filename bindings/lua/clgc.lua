@@ -180,9 +180,8 @@ end
 
 -- The events of wait(e1, e2, ...) or wait({e1, e2, ...}).
 local function event_list(...)
-    local first = ...
-    if select("#", ...) == 1 and type(first) == "table" then
-        return first
+    if select("#", ...) == 1 then
+        return (...) -- an Event or a table of them: checked as given
     end
     return { ... }
 end
@@ -196,6 +195,9 @@ function M.wait(...)
         return core.wait(evs)
     end
     core.check_events(evs, "clgc.wait")
+    if type(evs) ~= "table" then
+        evs = { evs }
+    end
     local co, failed = current(), false
     for i = 1, #evs do
         evs[i]:post(function(status)

@@ -15,6 +15,7 @@
  * is recognised and never dereferenced as ours. */
 
 #include <errno.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,18 @@ lclgc_push_handle(lua_State *L, const char *kind, void *obj)
     h->obj = obj;
 }
 
+/* The type of the value at idx as an error message says it: a handle's
+ * class name ("clgc.Buffer"), or Lua's type name. */
+const char *
+lclgc_typename(lua_State *L, int idx)
+{
+    const char *name = luaL_typename(L, idx);
+
+    if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING)
+        name = lua_tostring(L, -1); /* stays on the stack for the error */
+    return name;
+}
+
 lclgc_handle *
 lclgc_check_handle(lua_State *L, int idx, const char *kind, const char *fn)
 {
@@ -295,10 +308,10 @@ lclgc_check_handle(lua_State *L, int idx, const char *kind, const char *fn)
     /* A negative index is an element of a table argument. */
     if (h == NULL && idx < 0)
         luaL_error(L, "%s: a list of %s expected, got an element of type %s",
-                   fn, kind, luaL_typename(L, idx));
+                   fn, kind, lclgc_typename(L, idx));
     else if (h == NULL)
         luaL_error(L, "%s: argument #%d: %s expected, got %s", fn, idx, kind,
-                   luaL_typename(L, idx));
+                   lclgc_typename(L, idx));
     else if (h->obj == NULL && idx < 0)
         luaL_error(L, "%s: a %s in the list has been released", fn, kind);
     else if (h->obj == NULL)
@@ -915,6 +928,15 @@ lclgc_l_check_events(lua_State *L)
     return 1;
 }
 
+/* thread_id(): an integer naming the calling thread, for tests that show
+ * where a handler ran. */
+static int
+lclgc_l_thread_id(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)(uintptr_t)pthread_self());
+    return 1;
+}
+
 static int
 lclgc_l_cl_error_name(lua_State *L)
 {
@@ -933,6 +955,7 @@ static const luaL_Reg lclgc_funcs[] = {
     {"wait_mode", lclgc_get_wait_mode},
     {"error_name", lclgc_l_cl_error_name},
     {"methods", lclgc_l_methods},
+    {"thread_id", lclgc_l_thread_id},
     {"check_events", lclgc_l_check_events},
     {NULL, NULL}};
 

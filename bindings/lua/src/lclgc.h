@@ -75,6 +75,7 @@ int lclgc_clgc_error(lua_State *L, const char *fn, int err);
 void lclgc_new_class(lua_State *L, const char *name, const luaL_Reg *methods);
 void lclgc_add_methods(lua_State *L, const char *name, const luaL_Reg *methods);
 void lclgc_push_handle(lua_State *L, const char *kind, void *obj);
+const char *lclgc_typename(lua_State *L, int idx);
 void *lclgc_check(lua_State *L, int idx, const char *kind, const char *fn);
 lclgc_handle *lclgc_check_handle(lua_State *L, int idx, const char *kind,
                                  const char *fn);

@@ -28,7 +28,7 @@ lclgc_check_events(lua_State *L, int idx, cl_uint *n, const char *fn)
     }
     if (!lua_istable(L, idx))
         luaL_error(L, "%s: %s or a table of them expected, got %s", fn,
-                   LCLGC_EVENT, luaL_typename(L, idx));
+                   LCLGC_EVENT, lclgc_typename(L, idx));
     *n = (cl_uint)luaL_len(L, idx);
     evs = lua_newuserdatauv(L, (*n + 1) * sizeof(*evs), 0);
     for (cl_uint i = 0; i < *n; i++) {
@@ -56,7 +56,7 @@ lclgc_check_sizes(lua_State *L, int idx, size_t out[3], const char *fn,
     }
     if (!lua_istable(L, idx))
         luaL_error(L, "%s: %s size: number or table expected, got %s", fn,
-                   what, luaL_typename(L, idx));
+                   what, lclgc_typename(L, idx));
     n = (cl_uint)luaL_len(L, idx);
     if (n < 1 || n > 3)
         luaL_error(L, "%s: CL_INVALID_WORK_DIMENSION (%d): %s size has %d "

@@ -42,7 +42,7 @@ lclgc_check_pointer(lua_State *L, int idx, const char *fn, unsigned i)
     }
     luaL_error(L, "%s: argument #%d: pointer expected (nil, a handle, "
                   "clgc.Memory, a light userdata or a string), got %s",
-               fn, (int)i + 2, luaL_typename(L, idx));
+               fn, (int)i + 2, lclgc_typename(L, idx));
     return NULL;
 }
 
@@ -112,7 +112,7 @@ lclgc_call(lua_State *L)
                                  "expected, got %s",
                               idx, c->params[i].type, c->params[i].name,
                               lclgc_ctype_names[c->params[i].ctype],
-                              luaL_typename(L, idx));
+                              lclgc_typename(L, idx));
     }
     err = clgc_command_call(c, c->nparams, args, &r);
     if (err != CLGC_OK)

@@ -152,7 +152,7 @@ lclgc_queue_write(lua_State *L)
         size = (size_t)n * es;
     } else {
         return luaL_error(L, "%s: argument #3: string or table expected, "
-                             "got %s", fn, luaL_typename(L, 3));
+                             "got %s", fn, lclgc_typename(L, 3));
     }
     if (size == 0)
         return 0;

@@ -194,7 +194,7 @@ lclgc_check_devices(lua_State *L, int idx, cl_uint *n, const char *fn)
     }
     if (!lua_istable(L, idx))
         luaL_error(L, "%s: argument #%d: %s or a table of them expected, got %s",
-                   fn, idx, LCLGC_DEVICE, luaL_typename(L, idx));
+                   fn, idx, LCLGC_DEVICE, lclgc_typename(L, idx));
     *n = (cl_uint)luaL_len(L, idx);
     if (*n == 0)
         luaL_error(L, "%s: argument #%d: no devices", fn, idx);

@@ -260,7 +260,7 @@ lclgc_store_scalar(lua_State *L, int idx, int t, void *out, const char *fn)
     }
     if (!isnum)
         luaL_error(L, "%s: number expected for %s, got %s", fn,
-                   lclgc_type_names[t], luaL_typename(L, idx));
+                   lclgc_type_names[t], lclgc_typename(L, idx));
     switch (t) {
     case 0: *(cl_char *)out = (cl_char)i; break;
     case 1: *(cl_uchar *)out = (cl_uchar)i; break;
@@ -348,7 +348,7 @@ lclgc_kernel_arg(lua_State *L)
     } else {
         return luaL_error(L, "%s: argument #3: %s, %s or number expected, "
                              "got %s", fn, LCLGC_BUFFER, LCLGC_LOCAL,
-                          luaL_typename(L, 3));
+                          lclgc_typename(L, 3));
     }
     err = clgc_clSetKernelArg(k, (cl_uint)i, size, arg);
     if (err != CL_SUCCESS)

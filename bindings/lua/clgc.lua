@@ -31,6 +31,7 @@ local owned = setmetatable({}, { __mode = "k" }) -- coroutines we run
 local ready = {} -- packed {co, args...}, in the order they became ready
 local alive = 0
 local WAKE = {} -- what the scheduler resumes a waiting coroutine with
+local in_run = false -- run() is stepping
 
 -- The calling coroutine, if the scheduler runs it.
 local function current()
@@ -103,6 +104,11 @@ function M.step(max)
             error(err, 0)
         end
     end
+    -- An event loop waits on the fd: keep it readable while coroutines are
+    -- ready (run() looks at the ready list itself).
+    if #ready > 0 and not in_run then
+        core.wake()
+    end
     return alive
 end
 
@@ -113,11 +119,19 @@ function M.run(main, ...)
     if main ~= nil then
         M.spawn(main, ...)
     end
-    while alive > 0 do
-        M.step()
-        if alive > 0 and #ready == 0 then
-            core.poll()
+    local outer = in_run
+    in_run = true
+    local ok, err = pcall(function()
+        while alive > 0 do
+            M.step()
+            if alive > 0 and #ready == 0 then
+                core.poll()
+            end
         end
+    end)
+    in_run = outer
+    if not ok then
+        error(err, 0)
     end
 end
 

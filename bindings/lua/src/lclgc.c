@@ -52,6 +52,7 @@ struct lclgc_post {
 static pthread_mutex_t lclgc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lclgc_fail *lclgc_live; /* given to clgc, not yet taken */
 static int lclgc_state_key;
+static unsigned long lclgc_routed; /* under lclgc_lock: for the tests */
 
 /* ------------------------------------------------------------------------
  * Errors */
@@ -432,6 +433,8 @@ lclgc_collect(lclgc_state *st)
             if (f->owner == NULL) {
                 free(f); /* its state has closed */
             } else {
+                if (f->owner != st)
+                    lclgc_routed++;
                 *f->owner->inbox_tail = f;
                 f->owner->inbox_tail = &f->next;
             }
@@ -937,6 +940,20 @@ lclgc_l_thread_id(lua_State *L)
     return 1;
 }
 
+/* failures_routed(): how many failures a state took from clgc for another
+ * state, in the process: the test of two states shows that it happened. */
+static int
+lclgc_l_failures_routed(lua_State *L)
+{
+    unsigned long n;
+
+    pthread_mutex_lock(&lclgc_lock);
+    n = lclgc_routed;
+    pthread_mutex_unlock(&lclgc_lock);
+    lua_pushinteger(L, (lua_Integer)n);
+    return 1;
+}
+
 static int
 lclgc_l_cl_error_name(lua_State *L)
 {
@@ -956,6 +973,7 @@ static const luaL_Reg lclgc_funcs[] = {
     {"error_name", lclgc_l_cl_error_name},
     {"methods", lclgc_l_methods},
     {"thread_id", lclgc_l_thread_id},
+    {"failures_routed", lclgc_l_failures_routed},
     {"check_events", lclgc_l_check_events},
     {NULL, NULL}};
 

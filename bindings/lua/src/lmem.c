@@ -258,6 +258,21 @@ lclgc_memory_set(lua_State *L)
     return 0;
 }
 
+/* Memory:pointer(index): the pointer stored at index (from 0, in
+ * pointers), as a light userdata, or nil for NULL. */
+static int
+lclgc_memory_pointer(lua_State *L)
+{
+    void **p = (void **)(void *)lclgc_memory_at(
+        L, luaL_optinteger(L, 2, 0), sizeof(void *), "clgc.Memory:pointer");
+
+    if (*p == NULL)
+        lua_pushnil(L);
+    else
+        lua_pushlightuserdata(L, *p);
+    return 1;
+}
+
 /* Memory:string([len]): the bytes up to len, or up to the first NUL. */
 static int
 lclgc_memory_string(lua_State *L)
@@ -304,6 +319,7 @@ lclgc_open_mem(lua_State *L)
                                       {"set", lclgc_memory_set},
                                       {"string", lclgc_memory_string},
                                       {"ptr", lclgc_memory_ptr},
+                                      {"pointer", lclgc_memory_pointer},
                                       {NULL, NULL}};
 
     lclgc_add_methods(L, LCLGC_CONTEXT, context);

@@ -11,15 +11,21 @@
 set -eu
 script=$1
 shift
+# require "clgc.core" looks for clgc/core.so: libtool's .libs/core.so,
+# under that name in a folder of this test's own.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/clgc"
+ln -s "$CLGC_LUA_BUILDDIR/.libs/core.so" "$tmp/clgc/core.so"
 LUA_PATH="$CLGC_LUA_SRCDIR/?.lua;$CLGC_LUA_SRCDIR/tests/?.lua;;"
-LUA_CPATH="$CLGC_LUA_BUILDDIR/.libs/core.so;;"
+LUA_CPATH="$tmp/?.so;;"
 LD_LIBRARY_PATH="$CLGC_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LUA_PATH LUA_CPATH LD_LIBRARY_PATH
 host=$(sed -n '1s/^--! lua-threads \([0-9]*\)$/\1/p' "$script")
 if [ -n "$host" ]; then
-    exec "$CLGC_LUA_BUILDDIR/tests/lua-threads" "$host" "$script" "$@"
+    "$CLGC_LUA_BUILDDIR/tests/lua-threads" "$host" "$script" "$@"
+elif [ -n "${CLGC_LUA_PRELOAD:-}" ]; then
+    env LD_PRELOAD="$CLGC_LUA_PRELOAD" "$LUA" "$script" "$@"
+else
+    "$LUA" "$script" "$@"
 fi
-if [ -n "${CLGC_LUA_PRELOAD:-}" ]; then
-    exec env LD_PRELOAD="$CLGC_LUA_PRELOAD" "$LUA" "$script" "$@"
-fi
-exec "$LUA" "$script" "$@"

@@ -278,7 +278,11 @@ lclgc_push_handle(lua_State *L, const char *kind, void *obj)
         {LCLGC_PROGRAM, lclgc_rel_program}, {LCLGC_KERNEL, lclgc_rel_kernel},
         {LCLGC_BUFFER, lclgc_rel_mem},      {LCLGC_EVENT, lclgc_rel_event},
     };
-    lclgc_handle *h = lua_newuserdatauv(L, sizeof(*h), 0);
+    /* A kernel keeps the buffers set as its arguments in its user value:
+     * clSetKernelArg does not retain them, and a buffer collected while
+     * the kernel can still be launched would be freed under it. */
+    lclgc_handle *h =
+        lua_newuserdatauv(L, sizeof(*h), strcmp(kind, LCLGC_KERNEL) == 0);
 
     h->obj = NULL; /* until the metatable is on: a __gc must find nothing */
     h->release = NULL;
@@ -667,8 +671,10 @@ lclgc_state_get(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
     st = calloc(1, sizeof(*st));
-    if (st == NULL)
+    if (st == NULL) {
         luaL_error(L, "clgc: out of memory");
+        return NULL;
+    }
 #ifdef LCLGC_OLD_QUEUE_API
     st->queue = clgc_queue_create();
     err = st->queue != NULL ? CLGC_OK : CLGC_ENOMEM;
@@ -678,6 +684,7 @@ lclgc_state_get(lua_State *L)
     if (err != CLGC_OK) {
         free(st);
         lclgc_clgc_error(L, "clgc: clgc_queue_create", err);
+        return NULL;
     }
     pthread_mutex_init(&st->jobs_lock, NULL);
     pthread_cond_init(&st->jobs_cond, NULL);
@@ -931,6 +938,17 @@ lclgc_l_check_events(lua_State *L)
     return 1;
 }
 
+/* now(): seconds on the monotonic clock, for benchmarks and examples. */
+static int
+lclgc_l_now(lua_State *L)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+    return 1;
+}
+
 /* thread_id(): an integer naming the calling thread, for tests that show
  * where a handler ran. */
 static int
@@ -973,6 +991,7 @@ static const luaL_Reg lclgc_funcs[] = {
     {"error_name", lclgc_l_cl_error_name},
     {"methods", lclgc_l_methods},
     {"thread_id", lclgc_l_thread_id},
+    {"now", lclgc_l_now},
     {"failures_routed", lclgc_l_failures_routed},
     {"check_events", lclgc_l_check_events},
     {NULL, NULL}};

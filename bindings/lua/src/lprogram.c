@@ -354,6 +354,20 @@ lclgc_kernel_arg(lua_State *L)
     if (err != CL_SUCCESS)
         return luaL_error(L, "%s: %s (%d): argument %I", fn,
                           lclgc_cl_name(err), (int)err, i);
+    /* Keep a buffer argument alive as long as the kernel (user value 1, a
+     * table by index); any other value lets the old one go. */
+    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, 1, 1);
+    }
+    if (arg == &v && size == sizeof(cl_mem) &&
+        luaL_testudata(L, 3, LCLGC_BUFFER) != NULL)
+        lua_pushvalue(L, 3);
+    else
+        lua_pushnil(L);
+    lua_rawseti(L, -2, i);
     lua_settop(L, 1);
     return 1;
 }

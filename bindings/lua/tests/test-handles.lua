@@ -78,6 +78,31 @@ do
     end
 end
 
+-- A kernel keeps the buffers set as its arguments: clSetKernelArg does not
+-- retain them, and a launch after the collector released one would use
+-- freed memory.
+do
+    local kprog = ctx:program(lib.saxpy_src):build()
+    local kk = kprog:kernel("saxpy")
+    local bx, px = counted()
+    local by, py = counted()
+    kk:args({ "float", 2 }, bx, by)
+    bx, by = nil, nil
+    collectgarbage()
+    collectgarbage()
+    lib.eq(refcount(px), 2, "an argument outlives its dropped handle")
+    clgc.wait(q:launch(kk, 16))
+    kk:release()
+    kk = nil
+    collectgarbage()
+    collectgarbage()
+    lib.eq(refcount(px), 1, "released with the kernel's handle")
+    lib.eq(refcount(py), 1, "released with the kernel's handle")
+    clgc.call("clReleaseMemObject", px)
+    clgc.call("clReleaseMemObject", py)
+    kprog:release()
+end
+
 -- Every kind has release, __close and __gc.
 local prog = ctx:program(lib.saxpy_src):build()
 local k = prog:kernel("saxpy")

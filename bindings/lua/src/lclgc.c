@@ -14,6 +14,9 @@
  * else (another library in the process, or a thread clgc could not attach)
  * is recognised and never dereferenced as ours. */
 
+/* dladdr, RTLD_NODELETE */
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <poll.h>
@@ -1001,6 +1004,17 @@ CLGC_EXTERN int luaopen_clgc_core(lua_State *L);
 int
 luaopen_clgc_core(lua_State *L)
 {
+    static int pinned;
+    Dl_info info;
+
+    /* lua_close unloads the C modules it loaded, and with this one
+     * libclgc, while threads may still run their code: PoCL's, calling a
+     * trampoline; clgc's watcher; a reaper of ours. Pin the module (and so
+     * libclgc) for the life of the process. */
+    if (!__atomic_exchange_n(&pinned, 1, __ATOMIC_ACQ_REL) &&
+        dladdr((void *)luaopen_clgc_core, &info) != 0 &&
+        info.dli_fname != NULL)
+        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
     (void)lclgc_state_get(L);
     luaL_newlib(L, lclgc_funcs);
     lua_pushstring(L, clgc_version());

@@ -5,6 +5,7 @@
 # first line is "--! lua-threads N" runs in N states on N threads of the
 # test host instead.
 #
+# CLGC_LUA_WRAPPER: a command line the interpreter runs under (valgrind ...).
 # CLGC_LUA_PRELOAD: libraries to preload into the interpreter only (the
 # sanitizer runtimes for an ASan build: lua5.4 itself is not instrumented,
 # and preloading them into make and the shell would check those too).
@@ -23,9 +24,30 @@ LD_LIBRARY_PATH="$CLGC_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LUA_PATH LUA_CPATH LD_LIBRARY_PATH
 host=$(sed -n '1s/^--! lua-threads \([0-9]*\)$/\1/p' "$script")
 if [ -n "$host" ]; then
-    "$CLGC_LUA_BUILDDIR/tests/lua-threads" "$host" "$script" "$@"
+    # In the ASan build: LLVM (inside PoCL) gives the first thread that
+    # compiles a kernel a signal stack from malloc, here a state's thread,
+    # and ASan's thread exit then fails to unmap it as if it were its own.
+    if [ -n "${ASAN_OPTIONS:-}" ]; then
+        ASAN_OPTIONS="$ASAN_OPTIONS:use_sigaltstack=0"
+        export ASAN_OPTIONS
+    fi
+    ${CLGC_LUA_WRAPPER:-} "$CLGC_LUA_BUILDDIR/tests/lua-threads" "$host" \
+        "$script" "$@"
 elif [ -n "${CLGC_LUA_PRELOAD:-}" ]; then
+    # The preload reaches PoCL's linker too: add its suppressions.
+    supp=$(printf '%s\n' "${LSAN_OPTIONS:-}" |
+        sed -n 's/^\(.*:\)\{0,1\}suppressions=\([^:]*\).*/\2/p')
+    { [ -z "$supp" ] || cat "$supp"; cat "$CLGC_LUA_SRCDIR/tests/lsan-children.supp"; } \
+        >"$tmp/lsan.supp"
+    if [ -n "$supp" ]; then
+        LSAN_OPTIONS=$(printf '%s\n' "$LSAN_OPTIONS" |
+            sed "s|^\(.*:\)\{0,1\}suppressions=[^:]*|\1suppressions=$tmp/lsan.supp|")
+    else
+        LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$tmp/lsan.supp"
+    fi
+    export LSAN_OPTIONS
     env LD_PRELOAD="$CLGC_LUA_PRELOAD" "$LUA" "$script" "$@"
 else
-    "$LUA" "$script" "$@"
+    # CLGC_LUA_WRAPPER: a command to run the interpreter under (valgrind).
+    ${CLGC_LUA_WRAPPER:-} "$LUA" "$script" "$@"
 fi

@@ -40,6 +40,7 @@ struct lclgc_state {
     lua_State *L;  /* the thread running the drain in progress */
     int draining;  /* a drain is running this state's handlers */
     int dead;      /* the Lua state has closed: handlers only free */
+    long posts;    /* posts made and not yet run or freed (owner thread) */
     unsigned jobs; /* worker jobs that have yet to post */
     pthread_mutex_t jobs_lock;
     pthread_cond_t jobs_cond;
@@ -502,6 +503,7 @@ lclgc_post_new(lua_State *L, int fn_idx, int arg_idx, const char *what)
     p->st = st;
     p->what = what;
     p->fn_ref = p->arg_ref = LUA_NOREF;
+    st->posts++;
     lua_pushvalue(L, fn_idx);
     p->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (arg_idx != 0) {
@@ -516,6 +518,9 @@ lclgc_post_new(lua_State *L, int fn_idx, int arg_idx, const char *what)
 void
 lclgc_post_free(struct lclgc_post *p)
 {
+    if (p == NULL)
+        return;
+    p->st->posts--;
     /* The refs are left to the registry's collection with the state: no
      * lua_State is at hand here in general, and this path is rare. */
     free(p);
@@ -552,6 +557,7 @@ lclgc_post_run(struct lclgc_post *p, cl_int status)
     lclgc_state *st = p->st;
     lua_State *L = st->L;
 
+    st->posts--;
     if (st->dead || L == NULL || !lua_checkstack(L, 4)) {
         free(p);
         return;
@@ -730,6 +736,14 @@ lclgc_drain(lua_State *L, int max, const char *fn)
     return n;
 }
 
+/* Whether anything of this state's may be in its queue or still to come:
+ * only the binding posts to it. Owner thread. */
+int
+lclgc_state_pending(lclgc_state *st)
+{
+    return st->posts > 0;
+}
+
 int
 lclgc_is_draining(lua_State *L)
 {
@@ -777,17 +791,19 @@ lclgc_l_poll(lua_State *L)
 static void
 lclgc_noop(void *p)
 {
-    (void)p;
+    ((lclgc_state *)p)->posts--;
 }
 
 /* Make the fd readable: an event loop then calls the scheduler. */
 static int
 lclgc_l_wake(lua_State *L)
 {
-    int err = clgc_queue_post(lclgc_state_get(L)->queue, lclgc_noop, NULL);
+    lclgc_state *st = lclgc_state_get(L);
+    int err = clgc_queue_post(st->queue, lclgc_noop, st);
 
     if (err != CLGC_OK)
         return lclgc_clgc_error(L, "clgc.wake", err);
+    st->posts++;
     return 0;
 }
 

@@ -86,6 +86,7 @@ void lclgc_post_run(struct lclgc_post *p, cl_int status);
 void lclgc_post_free(struct lclgc_post *p);
 int lclgc_job_start(lua_State *L, struct lclgc_job *job, const char *fn);
 int lclgc_is_draining(lua_State *L);
+int lclgc_state_pending(lclgc_state *st);
 int lclgc_drain(lua_State *L, int max, const char *fn);
 void lclgc_raise_failures(lua_State *L, const char *fn);
 

@@ -17,7 +17,7 @@ lclgc_check_events(lua_State *L, int idx, cl_uint *n, const char *fn)
     idx = lua_absindex(L, idx);
     if (lua_isnoneornil(L, idx)) {
         *n = 0;
-        lua_newuserdatauv(L, 1, 0);
+        lua_pushnil(L); /* the same stack effect, without an allocation */
         return NULL;
     }
     if (luaL_testudata(L, idx, LCLGC_EVENT) != NULL) {
@@ -237,10 +237,17 @@ static int
 lclgc_wait(lua_State *L)
 {
     const char *fn = "clgc.wait";
+    lclgc_state *st = lclgc_state_get(L);
     cl_uint n;
-    cl_event *evs;
+    cl_event *evs, one;
     cl_int err;
 
+    if (lua_gettop(L) == 1 && luaL_testudata(L, 1, LCLGC_EVENT) != NULL) {
+        /* The common case, one event: no array to allocate. */
+        one = lclgc_check(L, 1, LCLGC_EVENT, fn);
+        err = clgc_wait_for_events(1, &one);
+        goto waited;
+    }
     if (lua_gettop(L) > 1) { /* wait(e1, e2, ...): make it a table */
         int top = lua_gettop(L);
 
@@ -260,7 +267,11 @@ lclgc_wait(lua_State *L)
         return luaL_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
                           CL_INVALID_VALUE);
     err = clgc_wait_for_events(n, evs);
-    if (!lclgc_is_draining(L)) /* a handler's wait: its drain goes on */
+waited:
+    /* Run what came in meanwhile, unless nothing of ours can be in the
+     * queue (a drain costs a system call), or this is a handler's wait
+     * (its drain goes on after it). */
+    if (lclgc_state_pending(st) && !lclgc_is_draining(L))
         (void)lclgc_drain(L, 0, fn);
     lclgc_raise_failures(L, fn);
     if (err != CL_SUCCESS)

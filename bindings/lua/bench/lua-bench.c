@@ -190,8 +190,7 @@ main(int argc, char **argv)
     printf("100 concurrent waiters, %d launches each (best of 3):\n",
            per_thread);
     printf("  C threads, raw clWaitForEvents  %8.0f completions/s\n", c_rate);
-    printf("  Lua coroutines, clgc scheduler  %8.0f completions/s\n",
-           lua_rate);
+    printf("  Lua coroutines, clgc scheduler  %8.0f completions/s\n", lua_rate);
     printf("  coroutines / threads            %8.2fx\n", lua_rate / c_rate);
     return 0;
 }

@@ -664,8 +664,7 @@ lclgc_state_get(lua_State *L)
     lclgc_state **box, *st;
     int err;
 
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lclgc_state_key) ==
-        LUA_TUSERDATA) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lclgc_state_key) == LUA_TUSERDATA) {
         st = *(lclgc_state **)lua_touserdata(L, -1);
         lua_pop(L, 1);
         if (st == NULL)
@@ -1028,8 +1027,7 @@ luaopen_clgc_core(lua_State *L)
      * trampoline; clgc's watcher; a reaper of ours. Pin the module (and so
      * libclgc) for the life of the process. */
     if (!__atomic_exchange_n(&pinned, 1, __ATOMIC_ACQ_REL) &&
-        dladdr((void *)luaopen_clgc_core, &info) != 0 &&
-        info.dli_fname != NULL)
+        dladdr((void *)luaopen_clgc_core, &info) != 0 && info.dli_fname != NULL)
         (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
     (void)lclgc_state_get(L);
     luaL_newlib(L, lclgc_funcs);

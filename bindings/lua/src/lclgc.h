@@ -99,8 +99,7 @@ size_t lclgc_store_scalar(lua_State *L, int idx, int t, void *out,
 void lclgc_push_scalar(lua_State *L, int t, const void *in);
 
 /* levent.c */
-cl_event *lclgc_check_events(lua_State *L, int idx, cl_uint *n,
-                             const char *fn);
+cl_event *lclgc_check_events(lua_State *L, int idx, cl_uint *n, const char *fn);
 
 /* Areas. Each adds its functions to the module table at the top. */
 void lclgc_open_platform(lua_State *L);

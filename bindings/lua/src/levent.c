@@ -55,12 +55,14 @@ lclgc_check_sizes(lua_State *L, int idx, size_t out[3], const char *fn,
         return 1;
     }
     if (!lua_istable(L, idx))
-        luaL_error(L, "%s: %s size: number or table expected, got %s", fn,
-                   what, lclgc_typename(L, idx));
+        luaL_error(L, "%s: %s size: number or table expected, got %s", fn, what,
+                   lclgc_typename(L, idx));
     n = (cl_uint)luaL_len(L, idx);
     if (n < 1 || n > 3)
-        luaL_error(L, "%s: CL_INVALID_WORK_DIMENSION (%d): %s size has %d "
-                      "dimensions", fn, CL_INVALID_WORK_DIMENSION, what, (int)n);
+        luaL_error(L,
+                   "%s: CL_INVALID_WORK_DIMENSION (%d): %s size has %d "
+                   "dimensions",
+                   fn, CL_INVALID_WORK_DIMENSION, what, (int)n);
     for (cl_uint i = 0; i < n; i++) {
         int isint;
         lua_Integer v;
@@ -104,8 +106,9 @@ lclgc_queue_launch(lua_State *L)
         wait = lclgc_check_events(L, -1, &nwait, fn);
     }
     if ((ld != 0 && ld != dims) || (od != 0 && od != dims))
-        return luaL_error(L, "%s: CL_INVALID_WORK_DIMENSION (%d): global, "
-                             "local and offset sizes differ in dimensions",
+        return luaL_error(L,
+                          "%s: CL_INVALID_WORK_DIMENSION (%d): global, "
+                          "local and offset sizes differ in dimensions",
                           fn, CL_INVALID_WORK_DIMENSION);
     err = clgc_clEnqueueNDRangeKernel(q, k, dims, od ? offset : NULL, global,
                                       ld ? local : NULL, nwait, wait, &ev);
@@ -212,8 +215,8 @@ lclgc_event_status(lua_State *L)
 static int
 lclgc_event_profile(lua_State *L)
 {
-    static const char *const names[] = {"queued", "submit", "start", "end",
-                                        "complete", NULL};
+    static const char *const names[] = {"queued", "submit",   "start",
+                                        "end",    "complete", NULL};
     static const cl_profiling_info params[] = {
         CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
         CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END,

@@ -7,9 +7,9 @@
 #include "lclgc.h"
 
 static const char *const lclgc_ctype_names[] = {
-    "void",   "int8",   "uint8", "int16",  "uint16",  "int32",   "uint32",
-    "int64",  "uint64", "intptr", "size", "float", "double", "pointer",
-    "function"};
+    "void",  "int8",   "uint8",  "int16",   "uint16",
+    "int32", "uint32", "int64",  "uint64",  "intptr",
+    "size",  "float",  "double", "pointer", "function"};
 
 /* A pointer argument: nil, a handle, Memory, a light userdata, or a
  * string (read-only bytes: for const char * parameters). */
@@ -40,8 +40,9 @@ lclgc_check_pointer(lua_State *L, int idx, const char *fn, unsigned i)
     default:
         break;
     }
-    luaL_error(L, "%s: argument #%d: pointer expected (nil, a handle, "
-                  "clgc.Memory, a light userdata or a string), got %s",
+    luaL_error(L,
+               "%s: argument #%d: pointer expected (nil, a handle, "
+               "clgc.Memory, a light userdata or a string), got %s",
                fn, (int)i + 2, lclgc_typename(L, idx));
     return NULL;
 }
@@ -82,34 +83,53 @@ lclgc_call(lua_State *L)
             break;
         case CLGC_CTYPE_FUNCTION:
             if (!lua_isnil(L, idx))
-                return luaL_error(L, "clgc.call: argument #%d (%s): callbacks "
-                                     "only as nil here; use Event:on or "
-                                     "Program:build for Lua callbacks",
+                return luaL_error(L,
+                                  "clgc.call: argument #%d (%s): callbacks "
+                                  "only as nil here; use Event:on or "
+                                  "Program:build for Lua callbacks",
                                   idx, c->params[i].name);
             v->fn = NULL;
             break;
         default: {
-            lua_Integer n = lua_isboolean(L, idx) ? lua_toboolean(L, idx)
-                                                  : lua_tointegerx(L, idx,
-                                                                   &isnum);
+            lua_Integer n = lua_isboolean(L, idx)
+                                ? lua_toboolean(L, idx)
+                                : lua_tointegerx(L, idx, &isnum);
             v->u64 = (uint64_t)n; /* little-endian: narrower members share it */
             switch (c->params[i].ctype) {
-            case CLGC_CTYPE_INT8: v->i8 = (int8_t)n; break;
-            case CLGC_CTYPE_UINT8: v->u8 = (uint8_t)n; break;
-            case CLGC_CTYPE_INT16: v->i16 = (int16_t)n; break;
-            case CLGC_CTYPE_UINT16: v->u16 = (uint16_t)n; break;
-            case CLGC_CTYPE_INT32: v->i32 = (int32_t)n; break;
-            case CLGC_CTYPE_UINT32: v->u32 = (uint32_t)n; break;
-            case CLGC_CTYPE_INTPTR: v->iptr = (intptr_t)n; break;
-            case CLGC_CTYPE_SIZE: v->size = (size_t)n; break;
-            default: break;
+            case CLGC_CTYPE_INT8:
+                v->i8 = (int8_t)n;
+                break;
+            case CLGC_CTYPE_UINT8:
+                v->u8 = (uint8_t)n;
+                break;
+            case CLGC_CTYPE_INT16:
+                v->i16 = (int16_t)n;
+                break;
+            case CLGC_CTYPE_UINT16:
+                v->u16 = (uint16_t)n;
+                break;
+            case CLGC_CTYPE_INT32:
+                v->i32 = (int32_t)n;
+                break;
+            case CLGC_CTYPE_UINT32:
+                v->u32 = (uint32_t)n;
+                break;
+            case CLGC_CTYPE_INTPTR:
+                v->iptr = (intptr_t)n;
+                break;
+            case CLGC_CTYPE_SIZE:
+                v->size = (size_t)n;
+                break;
+            default:
+                break;
             }
             break;
         }
         }
         if (!isnum)
-            return luaL_error(L, "clgc.call: argument #%d (%s %s): %s "
-                                 "expected, got %s",
+            return luaL_error(L,
+                              "clgc.call: argument #%d (%s %s): %s "
+                              "expected, got %s",
                               idx, c->params[i].type, c->params[i].name,
                               lclgc_ctype_names[c->params[i].ctype],
                               lclgc_typename(L, idx));
@@ -150,7 +170,7 @@ lclgc_call(lua_State *L)
 static int
 lclgc_wrap(lua_State *L)
 {
-    static const char *const kinds[] = {"Platform", "Device", "Context",
+    static const char *const kinds[] = {"Platform", "Device",  "Context",
                                         "Queue",    "Program", "Kernel",
                                         "Buffer",   "Event",   NULL};
     static const char *const names[] = {

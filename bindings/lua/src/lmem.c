@@ -43,8 +43,8 @@ static size_t
 lclgc_buffer_bytes(lua_State *L, cl_mem m, const char *fn)
 {
     size_t size = 0;
-    cl_int err = clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size,
-                                         NULL);
+    cl_int err =
+        clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL);
 
     if (err != CL_SUCCESS)
         lclgc_cl_error(L, fn, err);
@@ -139,8 +139,10 @@ lclgc_queue_write(lua_State *L)
         size_t es;
 
         if (x.type < 0)
-            return luaL_error(L, "%s: a table of numbers needs an element "
-                                 "type (float, int, ...)", fn);
+            return luaL_error(L,
+                              "%s: a table of numbers needs an element "
+                              "type (float, int, ...)",
+                              fn);
         es = lclgc_type_size(x.type);
         buf = lua_newuserdatauv(L, (size_t)n * es + 1, 0);
         for (lua_Integer i = 0; i < n; i++) {
@@ -151,8 +153,10 @@ lclgc_queue_write(lua_State *L)
         data = buf;
         size = (size_t)n * es;
     } else {
-        return luaL_error(L, "%s: argument #3: string or table expected, "
-                             "got %s", fn, lclgc_typename(L, 3));
+        return luaL_error(L,
+                          "%s: argument #3: string or table expected, "
+                          "got %s",
+                          fn, lclgc_typename(L, 3));
     }
     if (size == 0)
         return 0;
@@ -240,9 +244,9 @@ lclgc_memory_get(lua_State *L)
     const char *fn = "clgc.Memory:get";
     int t = lclgc_check_type(L, 2, fn);
 
-    lclgc_push_scalar(L, t,
-                      lclgc_memory_at(L, luaL_optinteger(L, 3, 0),
-                                      lclgc_type_size(t), fn));
+    lclgc_push_scalar(
+        L, t,
+        lclgc_memory_at(L, luaL_optinteger(L, 3, 0), lclgc_type_size(t), fn));
     return 1;
 }
 
@@ -251,8 +255,8 @@ lclgc_memory_set(lua_State *L)
 {
     const char *fn = "clgc.Memory:set";
     int t = lclgc_check_type(L, 2, fn);
-    char *p = lclgc_memory_at(L, luaL_checkinteger(L, 3), lclgc_type_size(t),
-                              fn);
+    char *p =
+        lclgc_memory_at(L, luaL_checkinteger(L, 3), lclgc_type_size(t), fn);
 
     lclgc_store_scalar(L, 4, t, p, fn);
     return 0;
@@ -300,8 +304,8 @@ lclgc_memory_ptr(lua_State *L)
 static int
 lclgc_memory_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer) * (size_t *)luaL_checkudata(
-                                           L, 1, LCLGC_MEMORY));
+    lua_pushinteger(L, (lua_Integer) *
+                           (size_t *)luaL_checkudata(L, 1, LCLGC_MEMORY));
     return 1;
 }
 
@@ -312,15 +316,12 @@ lclgc_open_mem(lua_State *L)
                                        {NULL, NULL}};
     static const luaL_Reg buffer[] = {{"size", lclgc_buffer_size},
                                       {NULL, NULL}};
-    static const luaL_Reg queue[] = {{"write", lclgc_queue_write},
-                                     {"read", lclgc_queue_read},
-                                     {NULL, NULL}};
-    static const luaL_Reg memory[] = {{"get", lclgc_memory_get},
-                                      {"set", lclgc_memory_set},
-                                      {"string", lclgc_memory_string},
-                                      {"ptr", lclgc_memory_ptr},
-                                      {"pointer", lclgc_memory_pointer},
-                                      {NULL, NULL}};
+    static const luaL_Reg queue[] = {
+        {"write", lclgc_queue_write}, {"read", lclgc_queue_read}, {NULL, NULL}};
+    static const luaL_Reg memory[] = {
+        {"get", lclgc_memory_get},         {"set", lclgc_memory_set},
+        {"string", lclgc_memory_string},   {"ptr", lclgc_memory_ptr},
+        {"pointer", lclgc_memory_pointer}, {NULL, NULL}};
 
     lclgc_add_methods(L, LCLGC_CONTEXT, context);
     lclgc_new_class(L, LCLGC_BUFFER, buffer);

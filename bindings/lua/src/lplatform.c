@@ -142,8 +142,8 @@ lclgc_platform_info(lua_State *L)
 static int
 lclgc_platform_devices(lua_State *L)
 {
-    static const char *const names[] = {"all", "cpu", "gpu", "accelerator",
-                                        "default", NULL};
+    static const char *const names[] = {"all",         "cpu",     "gpu",
+                                        "accelerator", "default", NULL};
     static const cl_device_type types[] = {
         CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
         CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_DEFAULT};
@@ -159,8 +159,8 @@ lclgc_platform_devices(lua_State *L)
     else if (err != CL_SUCCESS)
         return lclgc_cl_error(L, fn, err);
     ids = lua_newuserdatauv(L, (n + 1) * sizeof(*ids), 0);
-    if (n > 0 && (err = clgc_clGetDeviceIDs(p, type, n, ids, NULL)) !=
-                     CL_SUCCESS)
+    if (n > 0 &&
+        (err = clgc_clGetDeviceIDs(p, type, n, ids, NULL)) != CL_SUCCESS)
         return lclgc_cl_error(L, fn, err);
     lua_createtable(L, (int)n, 0);
     for (cl_uint i = 0; i < n; i++) {
@@ -193,7 +193,8 @@ lclgc_check_devices(lua_State *L, int idx, cl_uint *n, const char *fn)
         return ids;
     }
     if (!lua_istable(L, idx))
-        luaL_error(L, "%s: argument #%d: %s or a table of them expected, got %s",
+        luaL_error(L,
+                   "%s: argument #%d: %s or a table of them expected, got %s",
                    fn, idx, LCLGC_DEVICE, lclgc_typename(L, idx));
     *n = (cl_uint)luaL_len(L, idx);
     if (*n == 0)
@@ -277,7 +278,8 @@ lclgc_context_devices(lua_State *L)
 static int
 lclgc_queue_flush(lua_State *L)
 {
-    cl_int err = clgc_clFlush(lclgc_check(L, 1, LCLGC_QUEUE, "clgc.Queue:flush"));
+    cl_int err =
+        clgc_clFlush(lclgc_check(L, 1, LCLGC_QUEUE, "clgc.Queue:flush"));
 
     if (err != CL_SUCCESS)
         return lclgc_cl_error(L, "clgc.Queue:flush", err);

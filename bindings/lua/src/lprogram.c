@@ -43,8 +43,8 @@ lclgc_push_log(lua_State *L, cl_program p)
         size_t n = 0;
         char *log;
 
-        if (clgc_clGetProgramBuildInfo(p, ids[i], CL_PROGRAM_BUILD_LOG, 0,
-                                       NULL, &n) != CL_SUCCESS ||
+        if (clgc_clGetProgramBuildInfo(p, ids[i], CL_PROGRAM_BUILD_LOG, 0, NULL,
+                                       &n) != CL_SUCCESS ||
             n == 0)
             continue;
         log = lua_newuserdatauv(L, n + 1, 0);
@@ -129,13 +129,14 @@ lclgc_program_build(lua_State *L)
     }
     before = clgc_callbacks_deferred_to();
     (void)clgc_callbacks_defer(lclgc_state_queue(st));
-    err = clgc_clBuildProgram(p, 0, NULL, opts,
-                              notify != NULL ? lclgc_build_notify : NULL,
-                              notify);
+    err = clgc_clBuildProgram(
+        p, 0, NULL, opts, notify != NULL ? lclgc_build_notify : NULL, notify);
     (void)clgc_callbacks_defer(before);
     if (notify != NULL && !lclgc_build_notified(err))
         lclgc_post_free(notify);
-    if (notify != NULL) {
+    /* Run the notification now, unless this build is itself in a handler
+     * (the drain running it will get there). */
+    if (notify != NULL && !lclgc_is_draining(L)) {
         lclgc_drain(L, 0, fn);
         lclgc_raise_failures(L, fn);
     }
@@ -161,10 +162,9 @@ lclgc_build_work(struct lclgc_job *job)
      * owner's queue, never runs here. */
     if (b->notify != NULL)
         (void)clgc_callbacks_defer(lclgc_state_queue(job->st));
-    job->status = clgc_clBuildProgram(b->program, 0, NULL, b->options,
-                                      b->notify != NULL ? lclgc_build_notify
-                                                        : NULL,
-                                      b->notify);
+    job->status = clgc_clBuildProgram(
+        b->program, 0, NULL, b->options,
+        b->notify != NULL ? lclgc_build_notify : NULL, b->notify);
     (void)clgc_callbacks_defer(NULL);
     b->notified = lclgc_build_notified(job->status);
 }
@@ -239,8 +239,8 @@ lclgc_program_kernel(lua_State *L)
 static const char *const lclgc_type_names[] = {
     "char", "uchar", "short", "ushort", "int",    "uint",
     "long", "ulong", "float", "double", "size_t", NULL};
-static const size_t lclgc_type_sizes[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8,
-                                          sizeof(size_t)};
+static const size_t lclgc_type_sizes[] = {
+    1, 1, 2, 2, 4, 4, 8, 8, 4, 8, sizeof(size_t)};
 
 /* Store the number at idx as type t into out; return its size. */
 size_t
@@ -262,17 +262,39 @@ lclgc_store_scalar(lua_State *L, int idx, int t, void *out, const char *fn)
         luaL_error(L, "%s: number expected for %s, got %s", fn,
                    lclgc_type_names[t], lclgc_typename(L, idx));
     switch (t) {
-    case 0: *(cl_char *)out = (cl_char)i; break;
-    case 1: *(cl_uchar *)out = (cl_uchar)i; break;
-    case 2: *(cl_short *)out = (cl_short)i; break;
-    case 3: *(cl_ushort *)out = (cl_ushort)i; break;
-    case 4: *(cl_int *)out = (cl_int)i; break;
-    case 5: *(cl_uint *)out = (cl_uint)i; break;
-    case 6: *(cl_long *)out = (cl_long)i; break;
-    case 7: *(cl_ulong *)out = (cl_ulong)i; break;
-    case 8: *(cl_float *)out = (cl_float)d; break;
-    case 9: *(cl_double *)out = (cl_double)d; break;
-    default: *(size_t *)out = (size_t)i; break;
+    case 0:
+        *(cl_char *)out = (cl_char)i;
+        break;
+    case 1:
+        *(cl_uchar *)out = (cl_uchar)i;
+        break;
+    case 2:
+        *(cl_short *)out = (cl_short)i;
+        break;
+    case 3:
+        *(cl_ushort *)out = (cl_ushort)i;
+        break;
+    case 4:
+        *(cl_int *)out = (cl_int)i;
+        break;
+    case 5:
+        *(cl_uint *)out = (cl_uint)i;
+        break;
+    case 6:
+        *(cl_long *)out = (cl_long)i;
+        break;
+    case 7:
+        *(cl_ulong *)out = (cl_ulong)i;
+        break;
+    case 8:
+        *(cl_float *)out = (cl_float)d;
+        break;
+    case 9:
+        *(cl_double *)out = (cl_double)d;
+        break;
+    default:
+        *(size_t *)out = (size_t)i;
+        break;
     }
     return lclgc_type_sizes[t];
 }
@@ -281,17 +303,39 @@ void
 lclgc_push_scalar(lua_State *L, int t, const void *in)
 {
     switch (t) {
-    case 0: lua_pushinteger(L, *(const cl_char *)in); break;
-    case 1: lua_pushinteger(L, *(const cl_uchar *)in); break;
-    case 2: lua_pushinteger(L, *(const cl_short *)in); break;
-    case 3: lua_pushinteger(L, *(const cl_ushort *)in); break;
-    case 4: lua_pushinteger(L, *(const cl_int *)in); break;
-    case 5: lua_pushinteger(L, *(const cl_uint *)in); break;
-    case 6: lua_pushinteger(L, *(const cl_long *)in); break;
-    case 7: lua_pushinteger(L, (lua_Integer) * (const cl_ulong *)in); break;
-    case 8: lua_pushnumber(L, *(const cl_float *)in); break;
-    case 9: lua_pushnumber(L, *(const cl_double *)in); break;
-    default: lua_pushinteger(L, (lua_Integer) * (const size_t *)in); break;
+    case 0:
+        lua_pushinteger(L, *(const cl_char *)in);
+        break;
+    case 1:
+        lua_pushinteger(L, *(const cl_uchar *)in);
+        break;
+    case 2:
+        lua_pushinteger(L, *(const cl_short *)in);
+        break;
+    case 3:
+        lua_pushinteger(L, *(const cl_ushort *)in);
+        break;
+    case 4:
+        lua_pushinteger(L, *(const cl_int *)in);
+        break;
+    case 5:
+        lua_pushinteger(L, *(const cl_uint *)in);
+        break;
+    case 6:
+        lua_pushinteger(L, *(const cl_long *)in);
+        break;
+    case 7:
+        lua_pushinteger(L, (lua_Integer) * (const cl_ulong *)in);
+        break;
+    case 8:
+        lua_pushnumber(L, *(const cl_float *)in);
+        break;
+    case 9:
+        lua_pushnumber(L, *(const cl_double *)in);
+        break;
+    default:
+        lua_pushinteger(L, (lua_Integer) * (const size_t *)in);
+        break;
     }
 }
 
@@ -303,8 +347,9 @@ lclgc_check_type(lua_State *L, int idx, const char *fn)
     for (int t = 0; lclgc_type_names[t] != NULL; t++)
         if (strcmp(lclgc_type_names[t], name) == 0)
             return t;
-    return luaL_error(L, "%s: unknown type '%s' (char, uchar, short, ushort, "
-                         "int, uint, long, ulong, float, double, size_t)",
+    return luaL_error(L,
+                      "%s: unknown type '%s' (char, uchar, short, ushort, "
+                      "int, uint, long, ulong, float, double, size_t)",
                       fn, name);
 }
 
@@ -332,8 +377,8 @@ lclgc_kernel_arg(lua_State *L)
     cl_int err;
 
     if (i < 0 || i > 0xffff)
-        return luaL_error(L, "%s: CL_INVALID_ARG_INDEX (%d): index %I",
-                          fn, CL_INVALID_ARG_INDEX, i);
+        return luaL_error(L, "%s: CL_INVALID_ARG_INDEX (%d): index %I", fn,
+                          CL_INVALID_ARG_INDEX, i);
     if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) {
         v.m = lclgc_check(L, 3, LCLGC_BUFFER, fn);
         size = sizeof(cl_mem);
@@ -342,18 +387,21 @@ lclgc_kernel_arg(lua_State *L)
         arg = NULL;
     } else if (lua_type(L, 3) == LUA_TNUMBER) {
         if (lua_isnoneornil(L, 4))
-            return luaL_error(L, "%s: argument #3: a number needs a type "
-                                 "(int, float, ...)", fn);
+            return luaL_error(L,
+                              "%s: argument #3: a number needs a type "
+                              "(int, float, ...)",
+                              fn);
         size = lclgc_store_scalar(L, 3, lclgc_check_type(L, 4, fn), &v, fn);
     } else {
-        return luaL_error(L, "%s: argument #3: %s, %s or number expected, "
-                             "got %s", fn, LCLGC_BUFFER, LCLGC_LOCAL,
-                          lclgc_typename(L, 3));
+        return luaL_error(L,
+                          "%s: argument #3: %s, %s or number expected, "
+                          "got %s",
+                          fn, LCLGC_BUFFER, LCLGC_LOCAL, lclgc_typename(L, 3));
     }
     err = clgc_clSetKernelArg(k, (cl_uint)i, size, arg);
     if (err != CL_SUCCESS)
-        return luaL_error(L, "%s: %s (%d): argument %I", fn,
-                          lclgc_cl_name(err), (int)err, i);
+        return luaL_error(L, "%s: %s (%d): argument %I", fn, lclgc_cl_name(err),
+                          (int)err, i);
     /* Keep a buffer argument alive as long as the kernel (user value 1, a
      * table by index); any other value lets the old one go. */
     if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
@@ -398,8 +446,7 @@ lclgc_open_program(lua_State *L)
         {"log", lclgc_program_log},
         {"kernel", lclgc_program_kernel},
         {NULL, NULL}};
-    static const luaL_Reg kernel[] = {{"arg", lclgc_kernel_arg},
-                                      {NULL, NULL}};
+    static const luaL_Reg kernel[] = {{"arg", lclgc_kernel_arg}, {NULL, NULL}};
 
     lclgc_add_methods(L, LCLGC_CONTEXT, context);
     lclgc_new_class(L, LCLGC_PROGRAM, program);

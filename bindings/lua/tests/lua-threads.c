@@ -44,8 +44,7 @@ run_state(void *p)
     lua_setglobal(L, "NSTATES");
     lua_pushcfunction(L, l_barrier);
     lua_setglobal(L, "barrier");
-    if (luaL_loadfile(L, script) != LUA_OK ||
-        lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    if (luaL_loadfile(L, script) != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
         fprintf(stderr, "state %d: %s\n", r->id, lua_tostring(L, -1));
         r->ok = 0;
     } else {

@@ -1,6 +1,7 @@
 -- saxpy end to end from Lua, result checked: once outside any coroutine
 -- (waits block through clgc_wait_for_events) and once in a coroutine of
--- the scheduler (waits and the build yield).
+-- the scheduler (waits and the build yield); then info queries, local
+-- memory, a wait list and profiling.
 local clgc = require "clgc"
 local lib = require "lib"
 
@@ -47,4 +48,47 @@ clgc.run(function()
     done = saxpy()
 end)
 lib.ok(done, "saxpy in a coroutine")
+
+-- Platform and device queries, profiling, a wait list, local memory.
+local plat = clgc.platforms()[1]
+lib.ok(#plat:info("version") > 0, "platform version")
+local dev, ctx, q = lib.pocl({ profiling = true })
+lib.eq(dev:info("type"), "cpu", "PoCL's device type")
+lib.ok(dev:info("global_mem_size") > 0, "global memory")
+lib.ok(dev:info("available"), "available")
+lib.eq(ctx:devices()[1], dev, "the context's device")
+local prog = ctx:program([[
+__kernel void sum(__global const float *x, __global float *out,
+                  __local float *tmp)
+{
+    size_t l = get_local_id(0), n = get_local_size(0);
+    tmp[l] = x[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) {
+        float s = 0;
+        for (size_t i = 0; i < n; i++)
+            s += tmp[i];
+        out[get_group_id(0)] = s;
+    }
+}
+]]):build()
+local xs = {}
+for i = 1, 64 do
+    xs[i] = i
+end
+local bx = ctx:buffer(string.pack(string.rep("<f", 64), table.unpack(xs)))
+local bout = ctx:buffer(4 * 4)
+local k = prog:kernel("sum"):args(bx, bout, clgc.local_mem(16 * 4))
+-- Gated on a user event: it cannot start before the event is set.
+local gate = clgc.user_event(ctx)
+local ev = q:launch(k, 64, { ["local"] = 16, wait = { gate } })
+lib.ok(ev:status() > 0, "gated: not complete yet")
+gate:set_status("complete")
+clgc.wait(ev)
+local sums = q:read(bout, "float")
+lib.eq(sums[1], (1 + 16) * 8, "group 1")
+lib.eq(sums[4], (49 + 64) * 8, "group 4")
+local t0, t1 = ev:profile("start"), ev:profile("end")
+lib.ok(t0 > 0 and t1 >= t0, "profiling: start <= end")
+lib.ok(ev:profile("queued") <= t0, "queued before start")
 lib.done("saxpy")

@@ -321,6 +321,69 @@ lclgc_event_on(lua_State *L)
     return 0;
 }
 
+/* A destructor callback, deferred: runs in a drain on the owner thread,
+ * once the object is gone. */
+static void CL_CALLBACK
+lclgc_destroyed(void *object, void *post)
+{
+    (void)object;
+    lclgc_post_run(post, CL_SUCCESS);
+}
+
+static void CL_CALLBACK
+lclgc_mem_destroyed(cl_mem mem, void *post)
+{
+    lclgc_destroyed(mem, post);
+}
+
+static void CL_CALLBACK
+lclgc_context_destroyed(cl_context context, void *post)
+{
+    lclgc_destroyed(context, post);
+}
+
+/* Buffer:on_release(fn), Context:on_release(fn): fn(0) once the OpenCL
+ * object is destroyed (its last reference gone, the handle's included),
+ * in a drain on the owner thread. */
+static int
+lclgc_on_release(lua_State *L, const char *kind, const char *fn)
+{
+    void *obj = lclgc_check(L, 1, kind, fn);
+    lclgc_state *st = lclgc_state_get(L);
+    struct lclgc_post *p;
+    clgc_queue_t *before;
+    cl_int err;
+
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    p = lclgc_post_new(L, 2, 0, fn);
+    before = clgc_callbacks_deferred_to();
+    (void)clgc_callbacks_defer(lclgc_state_queue(st));
+    if (strcmp(kind, LCLGC_BUFFER) == 0)
+        err = clgc_clSetMemObjectDestructorCallback(obj, lclgc_mem_destroyed,
+                                                    p);
+    else
+        err = clgc_clSetContextDestructorCallback(obj,
+                                                  lclgc_context_destroyed, p);
+    (void)clgc_callbacks_defer(before);
+    if (err != CL_SUCCESS) {
+        lclgc_post_free(p);
+        return lclgc_cl_error(L, fn, err);
+    }
+    return 0;
+}
+
+static int
+lclgc_buffer_on_release(lua_State *L)
+{
+    return lclgc_on_release(L, LCLGC_BUFFER, "clgc.Buffer:on_release");
+}
+
+static int
+lclgc_context_on_release(lua_State *L)
+{
+    return lclgc_on_release(L, LCLGC_CONTEXT, "clgc.Context:on_release");
+}
+
 static void
 lclgc_event_posted(cl_event event, cl_int status, void *post)
 {
@@ -363,7 +426,14 @@ lclgc_open_event(lua_State *L)
                                      {"post", lclgc_event_post},
                                      {NULL, NULL}};
 
+    static const luaL_Reg buffer[] = {
+        {"on_release", lclgc_buffer_on_release}, {NULL, NULL}};
+    static const luaL_Reg context[] = {
+        {"on_release", lclgc_context_on_release}, {NULL, NULL}};
+
     lclgc_add_methods(L, LCLGC_QUEUE, queue);
+    lclgc_add_methods(L, LCLGC_BUFFER, buffer);
+    lclgc_add_methods(L, LCLGC_CONTEXT, context);
     lclgc_new_class(L, LCLGC_EVENT, event);
     lua_pushcfunction(L, lclgc_user_event);
     lua_setfield(L, -2, "user_event");

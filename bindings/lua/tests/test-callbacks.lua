@@ -84,6 +84,34 @@ lib.raises(function()
 end, "clgc.drain", "boom under the scheduler")
 clgc.run() -- let the coroutine finish
 
+-- Destructor callbacks: once the object is gone, in the drain.
+do
+    local b = ctx:buffer(64)
+    local gone, gthread = 0, nil
+    b:on_release(function(status)
+        lib.eq(status, 0, "destructor status")
+        gone, gthread = gone + 1, clgc.thread_id()
+    end)
+    b:release()
+    lib.eq(gone, 0, "deferred: not inside the release")
+    clgc.drain()
+    lib.eq(gone, 1, "once, in the drain")
+    lib.eq(gthread, me, "on the owner thread")
+    -- Dropped: the collector's release, then the drain.
+    local dropped = 0
+    ctx:buffer(64):on_release(function() dropped = dropped + 1 end)
+    collectgarbage()
+    collectgarbage()
+    clgc.drain()
+    lib.eq(dropped, 1, "a dropped buffer's destructor")
+    local c2 = clgc.context(lib.pocl())
+    local cgone = 0
+    c2:on_release(function() cgone = cgone + 1 end)
+    c2:release()
+    clgc.drain()
+    lib.eq(cgone, 1, "a context's destructor")
+end
+
 -- The build notification, as a Lua function: once, with the program, on
 -- this thread; outside and inside a coroutine.
 local src = lib.saxpy_src .. "\n// callbacks " .. os.time() .. math.random()

@@ -57,6 +57,7 @@ static pthread_mutex_t lclgc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lclgc_fail *lclgc_live; /* given to clgc, not yet taken */
 static int lclgc_state_key;
 static unsigned long lclgc_routed; /* under lclgc_lock: for the tests */
+static int lclgc_reapers;          /* orphaned queues still open (atomic) */
 
 /* ------------------------------------------------------------------------
  * Errors */
@@ -608,8 +609,10 @@ lclgc_reaper(void *arg)
 
     for (;;) {
         (void)clgc_queue_drain(st->queue, 0);
-        if (lclgc_reap_close(st) == CLGC_OK)
+        if (lclgc_reap_close(st) == CLGC_OK) {
+            __atomic_fetch_sub(&lclgc_reapers, 1, __ATOMIC_RELEASE);
             return NULL;
+        }
         (void)poll(&pfd, 1, -1);
     }
 }
@@ -650,6 +653,7 @@ lclgc_state_gc(lua_State *L)
      * closing the state never blocks on them nor frees what they touch. */
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    __atomic_fetch_add(&lclgc_reapers, 1, __ATOMIC_RELEASE);
     if (pthread_create(&t, &attr, lclgc_reaper, st) != 0) {
         /* No thread: the queue and its record stay for the life of the
          * process rather than be freed under a late completion. */
@@ -990,6 +994,15 @@ lclgc_l_failures_routed(lua_State *L)
     return 1;
 }
 
+/* reapers(): how many queues of closed states are still waiting for
+ * their promised completions, in the process (for the tests). */
+static int
+lclgc_l_reapers(lua_State *L)
+{
+    lua_pushinteger(L, __atomic_load_n(&lclgc_reapers, __ATOMIC_ACQUIRE));
+    return 1;
+}
+
 static int
 lclgc_l_cl_error_name(lua_State *L)
 {
@@ -1011,6 +1024,7 @@ static const luaL_Reg lclgc_funcs[] = {
     {"thread_id", lclgc_l_thread_id},
     {"now", lclgc_l_now},
     {"failures_routed", lclgc_l_failures_routed},
+    {"reapers", lclgc_l_reapers},
     {"check_events", lclgc_l_check_events},
     {NULL, NULL}};
 

@@ -359,11 +359,11 @@ lclgc_on_release(lua_State *L, const char *kind, const char *fn)
     before = clgc_callbacks_deferred_to();
     (void)clgc_callbacks_defer(lclgc_state_queue(st));
     if (strcmp(kind, LCLGC_BUFFER) == 0)
-        err = clgc_clSetMemObjectDestructorCallback(obj, lclgc_mem_destroyed,
-                                                    p);
+        err =
+            clgc_clSetMemObjectDestructorCallback(obj, lclgc_mem_destroyed, p);
     else
-        err = clgc_clSetContextDestructorCallback(obj,
-                                                  lclgc_context_destroyed, p);
+        err = clgc_clSetContextDestructorCallback(obj, lclgc_context_destroyed,
+                                                  p);
     (void)clgc_callbacks_defer(before);
     if (err != CL_SUCCESS) {
         lclgc_post_free(p);
@@ -426,10 +426,10 @@ lclgc_open_event(lua_State *L)
                                      {"post", lclgc_event_post},
                                      {NULL, NULL}};
 
-    static const luaL_Reg buffer[] = {
-        {"on_release", lclgc_buffer_on_release}, {NULL, NULL}};
-    static const luaL_Reg context[] = {
-        {"on_release", lclgc_context_on_release}, {NULL, NULL}};
+    static const luaL_Reg buffer[] = {{"on_release", lclgc_buffer_on_release},
+                                      {NULL, NULL}};
+    static const luaL_Reg context[] = {{"on_release", lclgc_context_on_release},
+                                       {NULL, NULL}};
 
     lclgc_add_methods(L, LCLGC_QUEUE, queue);
     lclgc_add_methods(L, LCLGC_BUFFER, buffer);

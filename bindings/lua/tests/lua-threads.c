@@ -2,8 +2,9 @@
  * on a thread of its own, as a multi-state host (or luv's threads) does.
  * Each state gets the globals STATE (1 to N) and NSTATES and a function
  * barrier() that returns once every state has called it, so a test can
- * order what the states do. Exits 0 if every script ran without error;
- * prints each error with its state. */
+ * order what the states do, and share(pointer) and shared() to hand a raw
+ * pointer from one state to the others. Exits 0 if every script ran without
+ * error; prints each error with its state. */
 
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +16,35 @@
 
 static pthread_barrier_t barrier;
 static const char *script;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *shared_value;
+
+/* share(lightuserdata): hand a raw pointer (an OpenCL object) to the other
+ * states; shared() returns it, or nil. */
+static int
+l_share(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+    pthread_mutex_lock(&shared_lock);
+    shared_value = lua_touserdata(L, 1);
+    pthread_mutex_unlock(&shared_lock);
+    return 0;
+}
+
+static int
+l_shared(lua_State *L)
+{
+    void *v;
+
+    pthread_mutex_lock(&shared_lock);
+    v = shared_value;
+    pthread_mutex_unlock(&shared_lock);
+    if (v == NULL)
+        lua_pushnil(L);
+    else
+        lua_pushlightuserdata(L, v);
+    return 1;
+}
 
 static int
 l_barrier(lua_State *L)
@@ -44,6 +74,10 @@ run_state(void *p)
     lua_setglobal(L, "NSTATES");
     lua_pushcfunction(L, l_barrier);
     lua_setglobal(L, "barrier");
+    lua_pushcfunction(L, l_share);
+    lua_setglobal(L, "share");
+    lua_pushcfunction(L, l_shared);
+    lua_setglobal(L, "shared");
     if (luaL_loadfile(L, script) != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
         fprintf(stderr, "state %d: %s\n", r->id, lua_tostring(L, -1));
         r->ok = 0;

@@ -6,6 +6,7 @@
 # test host instead.
 #
 # CLGC_LUA_WRAPPER: a command line the interpreter runs under (valgrind ...).
+# CLGC_LUA_HOST_ONLY: see below.
 # CLGC_LUA_PRELOAD: libraries to preload into the interpreter only (the
 # sanitizer runtimes for an ASan build: lua5.4 itself is not instrumented,
 # and preloading them into make and the shell would check those too).
@@ -23,6 +24,13 @@ LUA_CPATH="$tmp/?.so;;"
 LD_LIBRARY_PATH="$CLGC_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LUA_PATH LUA_CPATH LD_LIBRARY_PATH
 host=$(sed -n '1s/^--! lua-threads \([0-9]*\)$/\1/p' "$script")
+# CLGC_LUA_HOST_ONLY: run only the scripts of the (instrumented) host and
+# skip the others, as the TSan build must: its runtime cannot be loaded
+# into lua5.4.
+if [ -z "$host" ] && [ -n "${CLGC_LUA_HOST_ONLY:-}" ]; then
+    echo "SKIP: $script needs lua5.4"
+    exit 77
+fi
 if [ -n "$host" ]; then
     # In the ASan build: LLVM (inside PoCL) gives the first thread that
     # compiles a kernel a signal stack from malloc, here a state's thread,

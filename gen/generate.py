@@ -324,9 +324,13 @@ def commands_c(reg):
             "     %s, \"%s\"," % (" | ".join(flags) or "0", c.origin),
             "     (clgc_function_t)clgc_%s}," % c.name]
     out += ["};", "",
-            "/* How each extension wrapper finds its platform: the function's",
-            " * name, and the error for a NULL or unknown object (0: the",
-            " * object is only a hint, see extension.c). */",
+            "/* How each extension wrapper finds its platform"
+            " (clgc__extension() in",
+            " * src/platform.c): the function's name, the error for a NULL"
+            " or unknown",
+            " * object (0: NULL is allowed), and whether the object must"
+            " belong to a",
+            " * known platform (0: it is only a hint). */",
             "const struct clgc__extension clgc__extensions[CLGC__N_EXTENSION]"
             " = {"]
     for c in reg.extensions:

@@ -139,14 +139,6 @@ FOREIGN_TYPES = {
 }
 # Any other foreign type is only ever passed by pointer: an incomplete struct.
 
-# Commands in the registry that Debian's OpenCL headers (2023.02.06) do not
-# declare. clgc declares their wrappers itself from the registry.
-MISSING_FROM_HEADERS = {
-    "clSetContentSizeBufferPoCL",
-    "clEnqueueReadHostPipeINTEL",
-    "clEnqueueWriteHostPipeINTEL",
-}
-
 # Headers that declare everything else.
 CL_HEADERS = ["CL/cl.h", "CL/cl_ext.h", "CL/cl_gl.h", "CL/cl_egl.h", "CL/cl_layer.h"]
 

@@ -36,6 +36,7 @@
 #endif
 
 #include "../tests/refvm.h"
+#include "../tests/slow.h"
 #include "clgc.h"
 #include "demo.h"
 
@@ -45,32 +46,17 @@
 
 /* The program: spin, whose one work item loops n times (on a CPU device
  * the kernel takes one core and leaves the other to the runtime's threads,
- * as a GPU would leave all), and slow, 4^5 copies of a statement that take
- * PoCL a few hundred ms to compile. PoCL caches builds by their source:
- * the constant makes each build new. */
-static void
-demo_source(char *buf, size_t size)
-{
-    static int count;
-
-    snprintf(buf, size,
-             "__kernel void spin(__global float *x, long n)\n"
-             "{\n"
-             "    float a = x[get_global_id(0)];\n"
-             "    for (long i = 0; i < n; i++)\n"
-             "        a = a * 0.999f + 0.5f;\n"
-             "    x[get_global_id(0)] = a;\n"
-             "}\n"
-             "#define S a = a * b + 1.5f; b = b * a - x[1];\n"
-             "#define R4(s) s s s s\n"
-             "__kernel void slow(__global float *x)\n"
-             "{\n"
-             "    float a = x[0], b = x[1];\n"
-             "    R4(R4(R4(R4(R4(S)))))\n"
-             "    x[2] = a + b + %ld.%df;\n"
-             "}\n",
-             (long)getpid(), count++);
-}
+ * as a GPU would leave all), and slow (tests/slow.h), 4^5 copies of a
+ * statement that take PoCL a few hundred ms to compile, and new in every
+ * build so that PoCL's cache cannot answer it. */
+static const char spin_source[] =
+    "__kernel void spin(__global float *x, long n)\n"
+    "{\n"
+    "    float a = x[get_global_id(0)];\n"
+    "    for (long i = 0; i < n; i++)\n"
+    "        a = a * 0.999f + 0.5f;\n"
+    "    x[get_global_id(0)] = a;\n"
+    "}\n";
 
 /* ------------------------------------------------------------------------
  * The runtimes, as the scenario's threads use them. */
@@ -334,13 +320,13 @@ demo_find_device(const struct demo_options *opt, struct demo_result *out)
 static cl_int
 demo_build(const struct demo_calls *c, cl_program *keep)
 {
-    char src[1024];
-    const char *p = src;
+    char slow[1024];
+    const char *p[] = {spin_source, slow};
     cl_program program;
     cl_int err;
 
-    demo_source(src, sizeof(src));
-    program = c->create_program(cl.context, 1, &p, NULL, &err);
+    slow_source(slow, sizeof(slow), 5);
+    program = c->create_program(cl.context, 2, p, NULL, &err);
     if (err != CL_SUCCESS)
         return err;
     err = c->build(program, 1, &cl.device, "", NULL, NULL);

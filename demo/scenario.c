@@ -32,6 +32,7 @@
 #define GC_NO_THREAD_REDIRECTS 1
 #include <gc/gc.h>
 
+#include "../tests/gcevents.h"
 #include "clgc/boehm.h"
 #endif
 
@@ -72,7 +73,9 @@ struct demo_vm {
     /* Collections completed so far, counted by the collector while the
      * world is stopped. */
     unsigned long (*collections)(void);
-    int sees_suspensions; /* counts how often A is stopped */
+    /* How often the collector has stopped A, counted from A's start; NULL:
+     * the runtime cannot tell. */
+    unsigned long (*suspensions)(void);
 };
 
 /* One side's run. */
@@ -80,7 +83,7 @@ static struct {
     const struct demo_vm *vm;
     int raw;
     atomic_int busy, stop, started; /* busy: A is in OpenCL */
-    atomic_ulong ticks, suspensions;
+    atomic_ulong ticks;
     double longest_ms; /* the collector's own */
     long spin;         /* the long kernel's trips */
     cl_int err;
@@ -132,21 +135,6 @@ static const struct demo_vm vm_safepoint = {.name = "safepoint",
                                             .collections = refvm_collections};
 
 #ifdef HAVE_BDWGC
-/* A, while it runs; 0 before. */
-static atomic_ulong boehm_watched;
-
-/* bdwgc calls this on the collecting thread for each thread it stops with
- * its signal: a thread inside GC_do_blocking gets none. */
-static void GC_CALLBACK
-boehm_event(GC_EventType event, void *thread_id)
-{
-    unsigned long watched = atomic_load(&boehm_watched);
-
-    if (event == GC_EVENT_THREAD_SUSPENDED && watched != 0 &&
-        (unsigned long)(uintptr_t)thread_id == watched)
-        atomic_fetch_add(&run.suspensions, 1);
-}
-
 /* bdwgc's default restart signal, SIGXCPU, makes the LLVM inside PoCL
  * fail builds (docs/boehm.md): move it first. */
 static int
@@ -154,7 +142,7 @@ boehm_install(void)
 {
     GC_set_thr_restart_signal(SIGRTMIN + 2);
     GC_INIT();
-    GC_set_on_thread_event(boehm_event);
+    boehm_count_suspensions(); /* of A, while it runs (tests/gcevents.c) */
     return clgc_boehm_install(0);
 }
 
@@ -193,7 +181,7 @@ static const struct demo_vm vm_boehm = {.name = "boehm",
                                         .collect = GC_gcollect,
                                         .poll = nothing,
                                         .collections = boehm_collections,
-                                        .sees_suspensions = 1};
+                                        .suspensions = boehm_suspended};
 #endif
 
 const char *const demo_runtimes[] = {"none", "boehm", "safepoint"};
@@ -539,7 +527,7 @@ window_read(struct window *w)
 {
     w->collections = run.vm->collections ? run.vm->collections() : 0;
     w->ticks = atomic_load(&run.ticks);
-    w->suspensions = atomic_load(&run.suspensions);
+    w->suspensions = run.vm->suspensions ? run.vm->suspensions() : 0;
     w->ms = now_ms();
 }
 
@@ -583,7 +571,7 @@ opencl_thread(void *arg)
 
     run.vm->thread_start();
 #ifdef HAVE_BDWGC
-    atomic_store(&boehm_watched, (unsigned long)pthread_self());
+    boehm_watch(pthread_self());
 #endif
     while (atomic_load(&run.started) < helpers)
         vm_sleep(1);
@@ -597,7 +585,7 @@ opencl_thread(void *arg)
         s->kernel_wait = run.raw ? -1 : (int)clgc_wait_last_path();
     }
 #ifdef HAVE_BDWGC
-    atomic_store(&boehm_watched, 0);
+    boehm_unwatch();
 #endif
     run.vm->thread_stop();
 
@@ -606,7 +594,7 @@ opencl_thread(void *arg)
     s->build_collections = counts ? (long)build.collections : -1;
     s->kernel_collections = counts ? (long)kernel.collections : -1;
     s->ticks = (long)kernel.ticks;
-    s->suspensions = run.vm->sees_suspensions
+    s->suspensions = run.vm->suspensions != NULL
                          ? (long)(build.suspensions + kernel.suspensions)
                          : -1;
     return NULL;

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifdef HAVE_BDWGC
 /* For GC_set_thr_restart_signal; threads are registered explicitly. */

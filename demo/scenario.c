@@ -19,7 +19,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

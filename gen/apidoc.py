@@ -688,8 +688,11 @@ def build(top):
     pages = []
     for name in names:
         h = parse(os.path.join(top, "include", "clgc", name), name)
-        m = re.search(r'#define CLGC_VERSION_STRING "([^"]*)"', h.text)
-        version = m.group(1) if m else version
+        # CLGC_VERSION_STRING is made from these three (clgc/common.h).
+        parts = [re.search(r"^#define CLGC_VERSION_%s (\d+)$" % p, h.text,
+                           re.M) for p in ("MAJOR", "MINOR", "PATCH")]
+        if all(parts):
+            version = ".".join(m.group(1) for m in parts)
         make = SUMMARIES.get(name, topic_page)
         pages.append(make(h, included, listing))
     _see_also(pages)

@@ -4,7 +4,9 @@
     gen/generate.py [--registry PATH] [--out DIR] [--check]
 
 Reads cl.xml (default: ../shared/registry/cl.xml beside the source tree) and
-writes every file listed in OUTPUTS below DIR (default: the source tree).
+writes below DIR (default: the source tree) every file listed in OUTPUTS, the
+stub ICD's (stubgen.py) and the libraries' linker maps (tables.EXPORTS, checked
+against the public headers).
 `make regen` runs it; `make check-regen` (--check) writes nothing and fails
 if any file differs from what it would write, which CI runs. The
 generated files are committed, so building clgc never needs Python.
@@ -13,6 +15,7 @@ generated files are committed, so building clgc never needs Python.
 import argparse
 import hashlib
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -324,9 +327,13 @@ def commands_c(reg):
             "     %s, \"%s\"," % (" | ".join(flags) or "0", c.origin),
             "     (clgc_function_t)clgc_%s}," % c.name]
     out += ["};", "",
-            "/* How each extension wrapper finds its platform: the function's",
-            " * name, and the error for a NULL or unknown object (0: the",
-            " * object is only a hint, see extension.c). */",
+            "/* How each extension wrapper finds its platform"
+            " (clgc__extension() in",
+            " * src/platform.c): the function's name, the error for a NULL"
+            " or unknown",
+            " * object (0: NULL is allowed), and whether the object must"
+            " belong to a",
+            " * known platform (0: it is only a hint). */",
             "const struct clgc__extension clgc__extensions[CLGC__N_EXTENSION]"
             " = {"]
     for c in reg.extensions:
@@ -334,6 +341,86 @@ def commands_c(reg):
         out.append('    {"%s", %s, %d},' % (c.name, err, int(icd)))
     out += ["};"]
     return "\n".join(out) + "\n"
+
+
+def _declared_calls(top):
+    """The clgc_* calls the hand-written public headers declare."""
+    generated = {os.path.basename(p) for p in OUTPUTS if p.startswith(
+        "include/")}
+    calls = set()
+    folder = os.path.join(top, "include", "clgc")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".h") and name not in generated:
+            with open(os.path.join(folder, name)) as f:
+                calls.update(re.findall(
+                    r"^CLGC_EXTERN\b[^;]*?\b(clgc_\w+)\s*\(", f.read(),
+                    re.M))
+    return calls
+
+
+def _map_nodes(reg, nodes):
+    """A library's version nodes as (node, parent, calls, wrappers), with the
+    wrappers of the registry's commands where tables.EXPORTS puts them: a
+    later node's by name, the first node's (a count) all the others, unless
+    the library has none."""
+    named = [c for _, commands, _ in nodes[1:] for c in commands]
+    unknown = sorted(set(named) - set(reg.commands))
+    if unknown:
+        sys.exit("generate.py: tables.EXPORTS names commands the registry"
+                 " lacks: %s" % ", ".join(unknown))
+    first = [c.name for c in reg.sorted if c.name not in named]
+    if nodes[0][1] == 0 and not named:
+        first = []                       # a library without wrappers
+    if len(first) != nodes[0][1]:
+        sys.exit("generate.py: %d of the registry's commands are in no"
+                 " later version node, but tables.EXPORTS counts %d in %s:"
+                 " a new command goes in a new node"
+                 % (len(first), nodes[0][1], nodes[0][0]))
+    out, parent = [], None
+    for i, (node, commands, calls) in enumerate(nodes):
+        wrapped = first if i == 0 else commands
+        out.append((node, parent, sorted(calls),
+                    ["clgc_" + c for c in wrapped]))
+        parent = node
+    return out
+
+
+def linker_maps(reg, top):
+    """The linker map of each library (tables.EXPORTS), after checking the
+    hand-written calls against the public headers."""
+    listed = {s for nodes in tables.EXPORTS.values()
+              for _, _, calls in nodes for s in calls}
+    declared = _declared_calls(top)
+    for name in sorted(declared - listed):
+        print("generate.py: %s is declared in include/clgc/ but exported by"
+              " no version node in gen/tables.py" % name, file=sys.stderr)
+    for name in sorted(listed - declared):
+        print("generate.py: tables.EXPORTS lists %s, which no header in"
+              " include/clgc/ declares" % name, file=sys.stderr)
+    if declared != listed:
+        sys.exit(1)
+    maps = {}
+    for path, nodes in tables.EXPORTS.items():
+        out = ["/* The exported symbols of %s by version node, from"
+               % ("lib" + os.path.basename(path).replace(".map", ".so")),
+               " * gen/tables.py (EXPORTS): every symbol by name, so that a"
+               " new export", " * cannot slip into a released node. */"]
+        for node, parent, calls, wrappers in _map_nodes(reg, nodes):
+            out += ["%s {" % node, "  global:"]
+            if calls:
+                out.append("    /* written by hand, declared in"
+                           " include/clgc/ */")
+                out += ["    %s;" % s for s in calls]
+            if wrappers:
+                out.append("    /* wrappers of registry commands,"
+                           " clgc/wrappers.h (%d) */" % len(wrappers))
+                out += ["    %s;" % s for s in wrappers]
+            if parent is None:
+                out += ["  local:", "    *;", "};"]
+            else:
+                out.append("} %s;" % parent)
+        maps[path] = "\n".join(out) + "\n"
+    return maps
 
 
 OUTPUTS = {
@@ -359,6 +446,7 @@ def main():
     reg = registry.Registry(opts.registry)
     outputs = {path: fn(reg) for path, fn in OUTPUTS.items()}
     outputs.update(stubgen.outputs(reg))
+    outputs.update(linker_maps(reg, top))
     stale = []
     for path, text in sorted(outputs.items()):
         full = os.path.join(opts.out, path)

@@ -71,13 +71,10 @@ class Command:
 
     @property
     def lifetime(self):
-        assert self.name in tables.CALLBACKS or not self.callback, (
-            "%s takes a callback: add it to tables.CALLBACKS" % self.name)
-        return self._lifetime()
-
-    def _lifetime(self):
         """How long a registration of its callback lives (tables.CALLBACKS),
         or None."""
+        assert self.name in tables.CALLBACKS or not self.callback, (
+            "%s takes a callback: add it to tables.CALLBACKS" % self.name)
         return tables.CALLBACKS.get(self.name)
 
     def callback_param(self):
@@ -95,10 +92,6 @@ class Command:
     @property
     def returns_void(self):
         return self.result == "void"
-
-    @property
-    def returns_pointer(self):
-        return self.result_ctype == "POINTER"
 
     def param(self, name):
         return next((p for p in self.params if p.name == name), None)

@@ -139,14 +139,6 @@ FOREIGN_TYPES = {
 }
 # Any other foreign type is only ever passed by pointer: an incomplete struct.
 
-# Commands in the registry that Debian's OpenCL headers (2023.02.06) do not
-# declare. clgc declares their wrappers itself from the registry.
-MISSING_FROM_HEADERS = {
-    "clSetContentSizeBufferPoCL",
-    "clEnqueueReadHostPipeINTEL",
-    "clEnqueueWriteHostPipeINTEL",
-}
-
 # Headers that declare everything else.
 CL_HEADERS = ["CL/cl.h", "CL/cl_ext.h", "CL/cl_gl.h", "CL/cl_egl.h", "CL/cl_layer.h"]
 
@@ -171,4 +163,53 @@ BASE_CTYPES = {
     "double": "DOUBLE",
     "UINT": "UINT32",
     "HANDLE": "POINTER",
+}
+
+# What each shared library exports, for its linker map (generate.py writes
+# both maps): one version node per interface version, oldest first, each
+# later one inheriting the one before, and every symbol named, so that a new
+# export lands in the node it is put in and never slips into a released one.
+# A node is (name, registry commands, hand-written calls): the first node
+# takes the wrappers (clgc_<command>) of every registry command that no later
+# node names, and says how many there are; a later node lists its commands
+# by name. generate.py stops when the registry's commands do not add up to
+# that (a cl.xml with new commands), and when a public header declares a
+# call that no node exports, or a node a call that no header declares.
+# tests/exports.sh checks that each library exports exactly its map.
+#
+# Once a version is released its node is frozen: a later call or command
+# goes in a new node, ("CLGC_1", ["clNewCommandKHR"], ["clgc_new_call"]),
+# with the -version-info bump that configure.ac describes.
+EXPORTS = {
+    "src/clgc.map": [
+        ("CLGC_0", 235, [
+            # versions and errors
+            "clgc_err_name", "clgc_strerror", "clgc_version",
+            # the runtime interface, safe regions, threads
+            "clgc_call_active", "clgc_call_safe", "clgc_runtime_current",
+            "clgc_runtime_data", "clgc_runtime_install",
+            "clgc_safepoint_barrier", "clgc_thread_attach",
+            "clgc_thread_attached", "clgc_thread_detach",
+            "clgc_thread_in_region", "clgc_thread_region_depth",
+            # command metadata
+            "clgc_command_at", "clgc_command_count", "clgc_command_find",
+            # waits and notifications
+            "clgc_event_notify", "clgc_wait_for_events",
+            "clgc_wait_get_poll_ns", "clgc_wait_last_path",
+            "clgc_wait_set_mode", "clgc_wait_set_poll_ns",
+            # completion queues
+            "clgc_event_post", "clgc_queue_close", "clgc_queue_create",
+            "clgc_queue_drain", "clgc_queue_fd", "clgc_queue_post",
+            # callbacks
+            "clgc_callback_error_take", "clgc_callback_fail",
+            "clgc_callbacks_defer", "clgc_callbacks_deferred_to",
+            # closures and generic calls (libffi)
+            "clgc_closure_create", "clgc_closure_free", "clgc_command_call",
+            "clgc_command_call_by_name",
+        ]),
+    ],
+    # The Boehm GC adapter (libclgc-boehm), a library of its own.
+    "src/clgc-boehm.map": [
+        ("CLGC_0", 0, ["clgc_boehm_install"]),
+    ],
 }

@@ -12,7 +12,7 @@
  * semaphores so that every collection it counts happens while the thread
  * under test is known to be where the test says, and it reads bdwgc's own
  * account of which threads each collection stopped
- * (GC_set_on_thread_event).
+ * (GC_set_on_thread_event, counted by tests/gcevents.c).
  *
  * A runtime can be installed only once per process, so main() neither
  * calls GC_INIT() nor installs anything: every test does both
@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "clgc/boehm.h"
+#include "gcevents.h"
 #include "stub/stub.h"
 #include "testutil.h"
 
@@ -65,50 +66,6 @@ static const char *boehm_src = "__kernel void boehm_nop(void)\n"
                                "{\n"
                                "}\n";
 
-/* ------------------------------------------------------------------------
- * bdwgc's view of the threads: which of them a collection suspends. */
-
-_Static_assert(sizeof(pthread_t) <= sizeof(unsigned long),
-               "bdwgc names a thread by its pthread_t in its events");
-
-/* The thread whose suspensions are counted, or 0 for none. */
-static atomic_ulong boehm_watched;
-static atomic_ulong boehm_suspensions;
-
-/* bdwgc calls this on the collecting thread, with its lock held and the
- * world partly stopped, once for each thread it sends the suspend signal
- * to: threads inside GC_do_blocking get none. */
-static void GC_CALLBACK
-boehm_on_thread_event(GC_EventType event, void *thread_id)
-{
-    unsigned long watched = atomic_load(&boehm_watched);
-
-    if (event == GC_EVENT_THREAD_SUSPENDED && watched != 0 &&
-        (unsigned long)(uintptr_t)thread_id == watched)
-        atomic_fetch_add(&boehm_suspensions, 1);
-}
-
-/* Count the suspensions of `thread` from zero. */
-static void
-boehm_watch(pthread_t thread)
-{
-    atomic_store(&boehm_watched, 0);
-    atomic_store(&boehm_suspensions, 0);
-    atomic_store(&boehm_watched, (unsigned long)thread);
-}
-
-static void
-boehm_unwatch(void)
-{
-    atomic_store(&boehm_watched, 0);
-}
-
-static unsigned long
-boehm_suspended(void)
-{
-    return atomic_load(&boehm_suspensions);
-}
-
 /* What every test does first, in its own process. */
 static void
 boehm_setup(unsigned flags)
@@ -120,7 +77,7 @@ boehm_setup(unsigned flags)
     GC_INIT();
     ck_assert_int_eq(clgc_boehm_install(flags), CLGC_OK);
     ck_assert_str_eq(clgc_runtime_current()->name, "boehm");
-    GC_set_on_thread_event(boehm_on_thread_event);
+    boehm_count_suspensions();
 }
 
 /* Run n full collections on the calling thread, and check that bdwgc ran

@@ -1,7 +1,10 @@
 /* The runtime interface with the recording runtime installed, and the
  * generated command metadata. */
 
+#include "config.h" /* PACKAGE_VERSION */
+
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -254,6 +257,21 @@ START_TEST(every_error_has_a_name_and_message)
 }
 END_TEST
 
+/* The version is written once, as three numbers in clgc/common.h: the
+ * header's string, the library's and configure's package version (read
+ * from the header by configure.ac) must all be those numbers. */
+START_TEST(version_is_the_headers_numbers)
+{
+    char numbers[64];
+
+    snprintf(numbers, sizeof(numbers), "%d.%d.%d", CLGC_VERSION_MAJOR,
+             CLGC_VERSION_MINOR, CLGC_VERSION_PATCH);
+    ck_assert_str_eq(CLGC_VERSION_STRING, numbers);
+    ck_assert_str_eq(clgc_version(), numbers);
+    ck_assert_str_eq(PACKAGE_VERSION, numbers);
+}
+END_TEST
+
 Suite *
 clgc_make_runtime_suite(void)
 {
@@ -278,6 +296,9 @@ clgc_make_runtime_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("errors");
     tcase_add_test(tc, every_error_has_a_name_and_message);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("version");
+    tcase_add_test(tc, version_is_the_headers_numbers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,10 +24,18 @@
 #define CLGC_EXTERN extern
 #endif
 
+#define CLGC__STRINGIFY(x) #x
+#define CLGC__VERSION(a, b, c)                                                 \
+    CLGC__STRINGIFY(a) "." CLGC__STRINGIFY(b) "." CLGC__STRINGIFY(c)
+
+/* The library's version. These three numbers are the only place it is
+ * written: the string is made from them, and configure.ac reads them for
+ * the package version (the tarball's name, clgc.pc). */
 #define CLGC_VERSION_MAJOR 0
 #define CLGC_VERSION_MINOR 1
 #define CLGC_VERSION_PATCH 0
-#define CLGC_VERSION_STRING "0.1.0"
+#define CLGC_VERSION_STRING                                                    \
+    CLGC__VERSION(CLGC_VERSION_MAJOR, CLGC_VERSION_MINOR, CLGC_VERSION_PATCH)
 
 CLGC_BEGIN_DECLS
 

@@ -2658,9 +2658,10 @@ const clgc_command_t clgc__commands[CLGC__N_COMMANDS] = {
      (clgc_function_t)clgc_clWaitForEvents},
 };
 
-/* How each extension wrapper finds its platform: the function's
- * name, and the error for a NULL or unknown object (0: the
- * object is only a hint, see extension.c). */
+/* How each extension wrapper finds its platform (clgc__extension() in
+ * src/platform.c): the function's name, the error for a NULL or unknown
+ * object (0: NULL is allowed), and whether the object must belong to a
+ * known platform (0: it is only a hint). */
 const struct clgc__extension clgc__extensions[CLGC__N_EXTENSION] = {
     {"clCommandBarrierWithWaitListKHR", CL_INVALID_COMMAND_BUFFER_KHR, 0},
     {"clCommandCopyBufferKHR", CL_INVALID_COMMAND_BUFFER_KHR, 0},

@@ -164,17 +164,13 @@ clgc__take(clgc_queue_t *q)
                : CLGC_EDRAINING;
 }
 
-/* A drain, with the flag taken: returns how many ran or CLGC_ESYSTEM. */
+/* Run up to max items, with the flag taken; returns how many ran. */
 static int
 clgc__drain(clgc_queue_t *q, unsigned max)
 {
     struct clgc__item *it, *fifo = NULL, **tail = NULL;
     unsigned ran = 0;
-    uint64_t count;
 
-    /* Clear the fd first: a push after this makes it readable again. */
-    if (read(q->fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-        return CLGC_ESYSTEM;
     for (it = atomic_exchange(&q->pushed, NULL); it != NULL;) {
         struct clgc__item *next = it->next;
 
@@ -214,13 +210,18 @@ clgc__drain(clgc_queue_t *q, unsigned max)
 int
 clgc_queue_drain(clgc_queue_t *q, unsigned max)
 {
+    uint64_t count;
     int ran;
 
     if (q == NULL)
         return CLGC_EINVAL;
     if (clgc__take(q) != CLGC_OK)
         return CLGC_EDRAINING;
-    ran = clgc__drain(q, max);
+    /* Clear the fd first: a push after this makes it readable again. */
+    if (read(q->fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+        ran = CLGC_ESYSTEM;
+    else
+        ran = clgc__drain(q, max);
     atomic_store(&q->draining, 0);
     /* After the flag is down: the runtime's hook may drain again. */
     clgc__hand_errors();
@@ -230,7 +231,7 @@ clgc_queue_drain(clgc_queue_t *q, unsigned max)
 int
 clgc_queue_close(clgc_queue_t *q)
 {
-    int ran, busy;
+    int busy;
 
     if (q == NULL)
         return CLGC_EINVAL;
@@ -238,8 +239,9 @@ clgc_queue_close(clgc_queue_t *q)
         return CLGC_EDRAINING;
     /* One pass: a handler that posts to its own queue on every run must
      * not keep the close from returning. What it posted keeps the queue
-     * open (busy below). */
-    ran = clgc__drain(q, 0);
+     * open (busy below). The fd is not read: it is about to go, or stays
+     * readable for what is left. */
+    (void)clgc__drain(q, 0);
     /* Let the pushes whose items have run return before anything else is
      * read: any push the close has not seen is a promised one (still
      * outstanding), or a post the caller let overlap the close. */
@@ -247,13 +249,13 @@ clgc_queue_close(clgc_queue_t *q)
         sched_yield();
     /* Deferring before outstanding: a thread registers (promises) before
      * it stops deferring, so once it is seen gone its promises are seen. */
-    busy = ran < 0 || atomic_load(&q->deferring) != 0 ||
+    busy = atomic_load(&q->deferring) != 0 ||
            atomic_load(&q->outstanding) != 0 ||
            atomic_load(&q->pushed) != NULL || q->ready != NULL;
     if (busy) {
         atomic_store(&q->draining, 0);
         clgc__hand_errors();
-        return ran < 0 ? ran : CLGC_EBUSY;
+        return CLGC_EBUSY;
     }
     close(q->fd);
     free(q);

@@ -7,6 +7,8 @@
  * never frees a queue under the completion that let it close (the
  * "threads" suite here, which ./run also runs under TSan). */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -14,6 +16,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -271,6 +274,29 @@ START_TEST(bad_input_is_refused)
     ck_assert_int_gt(CLGC_KNOWN, 0);
     ck_assert_str_eq(clgc_err_name(CLGC_KNOWN), "UNKNOWN");
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+}
+END_TEST
+
+/* An fd that cannot be read (here: the caller broke the rule and put
+ * another file in its place): the drain says so and runs nothing, and the
+ * close, which needs no read, still runs what is pending and frees it. */
+START_TEST(unreadable_fd_is_reported)
+{
+    clgc_queue_t *q = new_queue();
+    struct log log = {0};
+    struct tagged t = {&log, 'A'};
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+    ck_assert_int_ge(null, 0);
+    ck_assert_int_eq(clgc_queue_post(q, log_tag, &t), CLGC_OK);
+    ck_assert_int_eq(dup2(null, clgc_queue_fd(q)), clgc_queue_fd(q));
+    errno = 0;
+    ck_assert_int_eq(clgc_queue_drain(q, 0), CLGC_ESYSTEM);
+    ck_assert_int_eq(errno, EBADF);
+    ck_assert_int_eq(log.n, 0);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    ck_assert_int_eq(log.n, 1);
+    close(null);
 }
 END_TEST
 
@@ -556,6 +582,7 @@ clgc_make_queue_suite(void)
     tcase_add_test(tc, queued_failure_reports_its_status);
     tcase_add_test(tc, loop_works_while_the_kernel_runs);
     tcase_add_test(tc, bad_input_is_refused);
+    tcase_add_test(tc, unreadable_fd_is_reported);
     tcase_add_test(tc, handler_cannot_close_or_drain_its_queue);
     tcase_add_test(tc, two_drainers_are_refused);
     tcase_add_test(tc, many_pending_then_close);

@@ -193,10 +193,13 @@ clgc__run_deferred(struct clgc__item *it)
     clgc__unref(cb, 1);
 }
 
-/* A thread exits deferring to q. */
+/* A thread exits deferring to q. A registration made by a later
+ * thread-exit destructor runs at once rather than promise to a queue that
+ * no longer counts this thread. */
 static void
 clgc__defer_gone(void *q)
 {
+    clgc__defer_to = NULL;
     clgc__queue_deferring(q, -1);
 }
 

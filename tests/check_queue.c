@@ -7,6 +7,8 @@
  * never frees a queue under the completion that let it close (the
  * "threads" suite here, which ./run also runs under TSan). */
 
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,6 +76,20 @@ seen_init(struct seen *s)
 {
     *s = (struct seen){.status = 1};
     sem_init(&s->ran, 0, 0);
+}
+
+static void
+count_ran(cl_event event, cl_int status, void *data)
+{
+    (void)event;
+    (void)status;
+    atomic_fetch_add((atomic_int *)data, 1);
+}
+
+static void CL_CALLBACK
+count_ran_cl(cl_event event, cl_int status, void *data)
+{
+    count_ran(event, status, data);
 }
 
 /* Posted functions write their tag into a log, in the order they ran. */
@@ -570,6 +586,150 @@ START_TEST(deferred_callback_keeps_the_queue_open)
 }
 END_TEST
 
+/* Issue 10, item 1, made deterministic: this program's own write(2) and
+ * sched_yield(2), which libclgc calls through them, hold the completing
+ * thread's eventfd write (the push has published its item) until the
+ * owner has returned from clgc_queue_close, or until the close is seen
+ * waiting for the push (it yields while a push is in flight). Before the
+ * fix the close returned at once, freed the queue and closed its fd, and
+ * the held write then failed with EBADF; after it, the close waits and
+ * the write succeeds. Disarmed, both are plain pass-throughs. */
+static struct {
+    atomic_int fd;             /* the queue fd whose write to hold; -1: none */
+    _Atomic(pthread_t) pusher; /* the thread whose write to hold */
+    _Atomic(pthread_t) owner;
+    atomic_int in_close, close_waits, closed, written, bad_writes;
+} hold = {.fd = -1};
+
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef int (*yield_fn)(void);
+
+/* Looked up on first use, by any thread: atomic, as two threads may. */
+static _Atomic(write_fn) real_write;
+static _Atomic(yield_fn) real_yield;
+
+static write_fn
+next_write(void)
+{
+    write_fn f = atomic_load(&real_write);
+
+    if (f == NULL) {
+        f = (write_fn)dlsym(RTLD_NEXT, "write");
+        atomic_store(&real_write, f);
+    }
+    return f;
+}
+
+static yield_fn
+next_yield(void)
+{
+    yield_fn f = atomic_load(&real_yield);
+
+    if (f == NULL) {
+        f = (yield_fn)dlsym(RTLD_NEXT, "sched_yield");
+        atomic_store(&real_yield, f);
+    }
+    return f;
+}
+
+ssize_t
+write(int fd, const void *buf, size_t n)
+{
+    ssize_t r;
+
+    if (fd < 0 || atomic_load(&hold.fd) != fd ||
+        !pthread_equal(pthread_self(), atomic_load(&hold.pusher)))
+        return next_write()(fd, buf, n);
+    atomic_store(&hold.fd, -1);
+    while (!atomic_load(&hold.closed) && !atomic_load(&hold.close_waits))
+        next_yield()();
+    r = next_write()(fd, buf, n);
+    if (r < 0)
+        atomic_fetch_add(&hold.bad_writes, 1);
+    atomic_store(&hold.written, 1);
+    return r;
+}
+
+int
+sched_yield(void)
+{
+    if (atomic_load(&hold.in_close) &&
+        pthread_equal(pthread_self(), atomic_load(&hold.owner)))
+        atomic_store(&hold.close_waits, 1);
+    return next_yield()();
+}
+
+#define HELD 20
+
+static void *
+complete_held(void *data)
+{
+    cl_event ev = data;
+
+    atomic_store(&hold.pusher, pthread_self());
+    clSetUserEventStatus(ev, CL_COMPLETE); /* the push, on this thread */
+    return NULL;
+}
+
+static void
+held(int deferred)
+{
+    cl_context context = test_pocl_context();
+    atomic_int ran = 0;
+    int bad;
+
+    atomic_store(&hold.owner, pthread_self());
+    for (int i = 0; i < HELD; i++) {
+        clgc_queue_t *q = new_queue();
+        cl_event ev = user_event(context);
+        pthread_t t;
+
+        if (deferred) {
+            ck_assert_int_eq(clgc_callbacks_defer(q), CLGC_OK);
+            ck_assert_int_eq(
+                clgc_clSetEventCallback(ev, CL_COMPLETE, count_ran_cl, &ran),
+                CL_SUCCESS);
+            ck_assert_int_eq(clgc_callbacks_defer(NULL), CLGC_OK);
+        } else {
+            ck_assert_int_eq(clgc_event_post(ev, q, count_ran, &ran),
+                             CL_SUCCESS);
+        }
+        atomic_store(&hold.closed, 0);
+        atomic_store(&hold.close_waits, 0);
+        atomic_store(&hold.written, 0);
+        atomic_store(&hold.pusher, (pthread_t)0);
+        atomic_store(&hold.fd, clgc_queue_fd(q));
+        ck_assert_int_eq(pthread_create(&t, NULL, complete_held, ev), 0);
+        /* The item is published before the held write: drain until it
+         * has run, then close at once. */
+        while (atomic_load(&ran) == i)
+            ck_assert_int_ge(clgc_queue_drain(q, 0), 0);
+        atomic_store(&hold.in_close, 1);
+        ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+        atomic_store(&hold.in_close, 0);
+        atomic_store(&hold.closed, 1);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        ck_assert_int_eq(atomic_load(&hold.written), 1);
+        clReleaseEvent(ev);
+    }
+    bad = atomic_load(&hold.bad_writes);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(atomic_load(&ran), HELD);
+    clReleaseContext(context);
+}
+
+START_TEST(close_waits_for_the_posted_completion)
+{
+    held(0);
+}
+END_TEST
+
+START_TEST(close_waits_for_the_deferred_callback)
+{
+    held(1);
+}
+END_TEST
+
 Suite *
 clgc_make_queue_suite(void)
 {
@@ -589,6 +749,8 @@ clgc_make_queue_suite(void)
     tcase_add_test(tc, handler_failure_names_its_command);
     tcase_add_test(tc, close_refused_while_a_thread_defers);
     tcase_add_test(tc, deferred_callback_keeps_the_queue_open);
+    tcase_add_test(tc, close_waits_for_the_posted_completion);
+    tcase_add_test(tc, close_waits_for_the_deferred_callback);
     suite_add_tcase(s, tc);
     return s;
 }

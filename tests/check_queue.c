@@ -18,6 +18,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -313,6 +314,29 @@ START_TEST(unreadable_fd_is_reported)
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
     ck_assert_int_eq(log.n, 1);
     close(null);
+}
+END_TEST
+
+/* No file descriptor left for the eventfd: CLGC_ESYSTEM with errno
+ * kept, and *queue untouched. The limit is put back after. */
+START_TEST(create_reports_a_failed_eventfd)
+{
+    clgc_queue_t *q = (clgc_queue_t *)&q; /* a value create must keep */
+    struct rlimit old, none;
+    int lowest = dup(0);
+
+    ck_assert_int_ge(lowest, 0);
+    close(lowest);
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    none = (struct rlimit){(rlim_t)lowest, old.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &none), 0);
+    errno = 0;
+    ck_assert_int_eq(clgc_queue_create(&q), CLGC_ESYSTEM);
+    ck_assert_int_eq(errno, EMFILE);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    ck_assert_ptr_eq(q, (clgc_queue_t *)&q);
+    ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
 }
 END_TEST
 
@@ -743,6 +767,7 @@ clgc_make_queue_suite(void)
     tcase_add_test(tc, loop_works_while_the_kernel_runs);
     tcase_add_test(tc, bad_input_is_refused);
     tcase_add_test(tc, unreadable_fd_is_reported);
+    tcase_add_test(tc, create_reports_a_failed_eventfd);
     tcase_add_test(tc, handler_cannot_close_or_drain_its_queue);
     tcase_add_test(tc, two_drainers_are_refused);
     tcase_add_test(tc, many_pending_then_close);

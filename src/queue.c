@@ -242,16 +242,22 @@ clgc_queue_close(clgc_queue_t *q)
      * open (busy below). The fd is not read: it is about to go, or stays
      * readable for what is left. */
     (void)clgc__drain(q, 0);
-    /* Let the pushes whose items have run return before anything else is
-     * read: any push the close has not seen is a promised one (still
-     * outstanding), or a post the caller let overlap the close. */
-    while (atomic_load(&q->pushing) != 0)
-        sched_yield();
     /* Deferring before outstanding: a thread registers (promises) before
      * it stops deferring, so once it is seen gone its promises are seen. */
     busy = atomic_load(&q->deferring) != 0 ||
            atomic_load(&q->outstanding) != 0 ||
            atomic_load(&q->pushed) != NULL || q->ready != NULL;
+    if (!busy) {
+        /* Let the pushes whose items have run return before q goes.
+         * Nothing promised is left, so a push the close has not seen is a
+         * post the caller let overlap the close, which may have published
+         * meanwhile: look again. Not done when the queue stays open
+         * anyway, so that pushes that keep coming cannot hold up a close
+         * that refuses. */
+        while (atomic_load(&q->pushing) != 0)
+            sched_yield();
+        busy = atomic_load(&q->pushed) != NULL;
+    }
     if (busy) {
         atomic_store(&q->draining, 0);
         clgc__hand_errors();

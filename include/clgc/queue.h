@@ -41,11 +41,12 @@ CLGC_EXTERN int clgc_queue_fd(const clgc_queue_t *queue);
 
 /* Post fn(data) to run in a later drain of queue: for completions of a
  * runtime's own (a closure's handler that must run on the owner thread,
- * say). Any thread, but not concurrently with clgc_queue_close(queue): a
- * post must return before the close starts. Allocates one small record
- * (with the runtime's record hooks, so a collector may scan data), freed
- * after fn runs. Returns CLGC_OK, CLGC_EINVAL (NULL queue or fn) or
- * CLGC_ENOMEM; on error fn never runs. */
+ * say). Any thread, but a post must return before clgc_queue_close(queue)
+ * starts, unless its handler has run already (the close then waits for it
+ * to return). From a handler of the queue it runs in a later drain.
+ * Allocates one small record (with the runtime's record hooks, so a
+ * collector may scan data), freed after fn runs. Returns CLGC_OK,
+ * CLGC_EINVAL (NULL queue or fn) or CLGC_ENOMEM; on error fn never runs. */
 CLGC_EXTERN int clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data),
                                 void *data);
 

@@ -517,6 +517,44 @@ START_TEST(handler_failure_names_its_command)
 }
 END_TEST
 
+/* The same for a deferred OpenCL callback: the failure names the command
+ * that registered it. */
+static void CL_CALLBACK
+fail_deferred(cl_event event, cl_int status, void *data)
+{
+    (void)event;
+    (void)status;
+    *(int *)data = clgc_callback_fail(&fail_token);
+}
+
+START_TEST(deferred_failure_names_its_command)
+{
+    cl_context context = test_pocl_context();
+    cl_event ev = user_event(context);
+    clgc_queue_t *q = new_queue();
+    unsigned long failures0 = test_rt_failures(NULL);
+    clgc_callback_error_t e;
+    int result = 1;
+
+    ck_assert_int_eq(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_callbacks_defer(q), CLGC_OK);
+    ck_assert_int_eq(
+        clgc_clSetEventCallback(ev, CL_COMPLETE, fail_deferred, &result),
+        CL_SUCCESS);
+    ck_assert_int_eq(clgc_callbacks_defer(NULL), CLGC_OK);
+    ck_assert_int_eq(result, 1); /* deferred, not run inline */
+    ck_assert_int_eq(clgc_queue_drain(q, 0), 1);
+    ck_assert_int_eq(result, CLGC_OK);
+    ck_assert_uint_eq(test_rt_failures(&e), failures0 + 1);
+    ck_assert_str_eq(e.command, "clSetEventCallback");
+    ck_assert_int_eq(e.code, CLGC_ECALLBACK);
+    ck_assert_ptr_eq(e.error, &fail_token);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
 /* Issue 10, item 4: a close under a thread that still defers its
  * callbacks to the queue left the deferral pointing at freed memory. */
 struct deferrer {
@@ -772,6 +810,7 @@ clgc_make_queue_suite(void)
     tcase_add_test(tc, two_drainers_are_refused);
     tcase_add_test(tc, many_pending_then_close);
     tcase_add_test(tc, handler_failure_names_its_command);
+    tcase_add_test(tc, deferred_failure_names_its_command);
     tcase_add_test(tc, close_refused_while_a_thread_defers);
     tcase_add_test(tc, deferred_callback_keeps_the_queue_open);
     tcase_add_test(tc, close_waits_for_the_posted_completion);

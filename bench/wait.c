@@ -221,9 +221,8 @@ bench_wait(int argc, char **argv)
         return 1;
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     l.queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
-    l.cq = clgc_queue_create();
     program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
-    if (l.cq == NULL ||
+    if (clgc_queue_create(&l.cq) != CLGC_OK ||
         clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)
         return 1;
     saxpy = clCreateKernel(program, "saxpy", &err);

@@ -357,8 +357,7 @@ demo_open(const struct demo_options *opt, struct demo_result *out)
                                      sizeof(zero), &zero, &err);
     if (err == CL_SUCCESS)
         err = clgc_clSetKernelArg(cl.spin, 0, sizeof(cl.buf), &cl.buf);
-    cl.cq = clgc_queue_create();
-    if (err != CL_SUCCESS || cl.cq == NULL) {
+    if (err != CL_SUCCESS || clgc_queue_create(&cl.cq) != CLGC_OK) {
         fprintf(stderr, "clgc-demo: setting up %s failed (OpenCL error %d)\n",
                 out->device, err);
         return 1;

@@ -28,8 +28,14 @@
 #include "clgc/callback.h"
 #include "internal.h"
 
-/* Callbacks registered on this thread go to this queue, or run at once. */
+/* Callbacks registered on this thread go to this queue, or run at once.
+ * The queue counts the threads deferring to it, so that it is not closed
+ * under them; a thread that exits deferring is uncounted by the key's
+ * destructor, whose value is the same queue. */
 static __thread clgc_queue_t *clgc__defer_to;
+static pthread_key_t clgc__defer_key;
+static pthread_once_t clgc__defer_once = PTHREAD_ONCE_INIT;
+static int clgc__defer_key_failed;
 
 static void clgc__run_deferred(struct clgc__item *it);
 
@@ -40,7 +46,7 @@ clgc__unref(struct clgc__callback *cb, unsigned k)
         return;
     if (cb->closure != NULL)
         clgc_closure_free(cb->closure); /* maybe from its own handler */
-    free(cb);
+    clgc__record_free(cb);
 }
 
 struct clgc__callback *
@@ -50,11 +56,12 @@ clgc__callback_new(const char *command, enum clgc__lifetime lifetime,
 {
     clgc_queue_t *queue = lifetime == CLGC__ONCE ? clgc__defer_to : NULL;
     struct clgc__callback *cb =
-        malloc(sizeof(*cb) + (queue != NULL ? argsize : 0));
+        clgc__record_alloc(sizeof(*cb) + (queue != NULL ? argsize : 0));
 
     if (cb == NULL)
         return NULL;
     *cb = (struct clgc__callback){.item.run = clgc__run_deferred,
+                                  .item.command = command,
                                   .run = run,
                                   .fn = fn,
                                   .data = data,
@@ -93,7 +100,7 @@ clgc__native_new(const char *command, clgc_function_t fn,
 
     if (cb != NULL && clgc_closure_create("v(p)", clgc__native_call, cb,
                                           &cb->closure, code) != CLGC_OK) {
-        free(cb);
+        clgc__record_free(cb);
         cb = NULL;
     }
     return cb;
@@ -103,7 +110,7 @@ static void CL_CALLBACK
 clgc__context_gone(cl_context context, void *p)
 {
     (void)context;
-    free(p);
+    clgc__record_free(p);
 }
 
 void
@@ -118,7 +125,7 @@ clgc__callback_registered(struct clgc__callback *cb, int ok,
         /* A context that OpenCL 3.0's destructor callback cannot tell us
          * about keeps its record (a few dozen bytes) for good. */
         if (!ok)
-            free(cb);
+            clgc__record_free(cb);
         else
             (void)clSetContextDestructorCallback(context, clgc__context_gone,
                                                  cb);
@@ -186,10 +193,45 @@ clgc__run_deferred(struct clgc__item *it)
     clgc__unref(cb, 1);
 }
 
+/* A thread exits deferring to q. A registration made by a later
+ * thread-exit destructor runs at once rather than promise to a queue that
+ * no longer counts this thread. */
+static void
+clgc__defer_gone(void *q)
+{
+    clgc__defer_to = NULL;
+    clgc__queue_deferring(q, -1);
+}
+
+static void
+clgc__defer_key_make(void)
+{
+    clgc__defer_key_failed =
+        pthread_key_create(&clgc__defer_key, clgc__defer_gone);
+}
+
 int
 clgc_callbacks_defer(clgc_queue_t *queue)
 {
+    clgc_queue_t *old = clgc__defer_to;
+
+    if (queue == old)
+        return CLGC_OK;
+    pthread_once(&clgc__defer_once, clgc__defer_key_make);
+    if (clgc__defer_key_failed)
+        return CLGC_ENOMEM;
+    /* Counted on the new queue before the old one is let go, and before
+     * this thread's registrations can promise anything to it. */
+    if (queue != NULL)
+        clgc__queue_deferring(queue, 1);
+    if (pthread_setspecific(clgc__defer_key, queue) != 0) {
+        if (queue != NULL)
+            clgc__queue_deferring(queue, -1);
+        return CLGC_ENOMEM;
+    }
     clgc__defer_to = queue;
+    if (old != NULL)
+        clgc__queue_deferring(old, -1);
     return CLGC_OK;
 }
 

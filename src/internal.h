@@ -227,19 +227,26 @@ void clgc__flush_queues(cl_uint n, const cl_event *events);
 
 /* What a completion queue holds (queue.c): the first member of an event
  * notification, a deferred callback or a posted function. A drain calls
- * run, which owns the item from then on. */
+ * run, which owns the item from then on, inside a frame naming command
+ * (clgc__running_push), so that clgc_callback_fail in the handler records
+ * a failure of what posted it. */
 struct clgc__item {
     struct clgc__item *next;
     void (*run)(struct clgc__item *item);
-    int promised; /* counted by clgc__queue_promise until it has run */
+    const char *command; /* "clgc_event_post", an OpenCL command, ... */
+    int promised;        /* counted by clgc__queue_promise until it has run */
 };
 
 /* Push an item; promised: it was counted by clgc__queue_promise, which
  * keeps clgc_queue_close from closing the queue under a coming push (the
  * count drops once the item has run, so a close right after a drain never
- * sees it). */
+ * sees it). A push may be the last thing that keeps a queue open: after
+ * it, the pusher must not touch q again. */
 void clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised);
 void clgc__queue_promise(clgc_queue_t *q, int n);
+/* n threads more (or fewer) defer their callbacks to q (callback.c):
+ * clgc_queue_close refuses while any does. */
+void clgc__queue_deferring(clgc_queue_t *q, int n);
 
 /* The trampolines' records (callback.c; the generated wrappers of the
  * commands that take a callback use them). A record stands for one

@@ -1,10 +1,8 @@
-/* Asynchronous waits and completion queues on the real PoCL device:
- * each handler runs exactly once with the event's real status, on the
- * thread its mode says, failures included (PoCL 3.1 never calls back for
- * a failed user event: clgc's watcher does), and a queue's fd tells an
- * event loop when to drain. */
+/* Asynchronous waits on the real PoCL device: each handler runs exactly
+ * once with the event's real status, on the thread its mode says,
+ * failures included (PoCL 3.1 never calls back for a failed user event:
+ * clgc's watcher does). Completion queues: check_queue.c. */
 
-#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 
@@ -137,139 +135,10 @@ START_TEST(active_handler_runs_with_the_runtime_active)
 }
 END_TEST
 
-static int
-readable(int fd)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-
-    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
-}
-
-START_TEST(queue_fd_says_when_to_drain)
-{
-    cl_context context = test_pocl_context();
-    clgc_queue_t *q = clgc_queue_create();
-    cl_event ev[3];
-    struct seen s[3];
-
-    ck_assert_ptr_nonnull(q);
-    ck_assert_int_ge(clgc_queue_fd(q), 0);
-    for (int i = 0; i < 3; i++) {
-        ev[i] = user_event(context);
-        seen_init(&s[i]);
-        ck_assert_int_eq(clgc_event_post(ev[i], q, record, &s[i]), CL_SUCCESS);
-    }
-    ck_assert_int_eq(readable(clgc_queue_fd(q)), 0);
-    ck_assert_uint_eq(clgc_queue_drain(q, 0), 0);
-    ck_assert_int_eq(clgc_queue_close(q), CLGC_EBUSY);
-
-    /* PoCL calls back inside clSetUserEventStatus, on this thread: both
-     * completions are posted when it returns, and one wakeup covers them. */
-    ck_assert_int_eq(clSetUserEventStatus(ev[0], CL_COMPLETE), CL_SUCCESS);
-    ck_assert_int_eq(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
-    ck_assert_int_eq(readable(clgc_queue_fd(q)), 1);
-    ck_assert_int_eq(s[0].calls + s[1].calls, 0); /* not before a drain */
-    ck_assert_uint_eq(clgc_queue_drain(q, 1), 1);
-    ck_assert_int_eq(s[0].calls, 1); /* in completion order */
-    ck_assert_int_eq(readable(clgc_queue_fd(q)), 1);
-    ck_assert_uint_eq(clgc_queue_drain(q, 0), 1);
-    ck_assert_int_eq(s[1].calls, 1);
-    ck_assert(pthread_equal(s[1].thread, pthread_self()));
-    ck_assert_int_eq(readable(clgc_queue_fd(q)), 0);
-
-    /* Closing runs what is still pending. */
-    ck_assert_int_eq(clSetUserEventStatus(ev[2], CL_COMPLETE), CL_SUCCESS);
-    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
-    ck_assert_int_eq(s[2].calls, 1);
-    ck_assert_int_eq(s[2].status, CL_COMPLETE);
-    for (int i = 0; i < 3; i++)
-        clReleaseEvent(ev[i]);
-    clReleaseContext(context);
-}
-END_TEST
-
-START_TEST(queued_failure_reports_its_status)
-{
-    cl_context context = test_pocl_context();
-    clgc_queue_t *q = clgc_queue_create();
-    cl_event ev = user_event(context);
-    struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
-    struct seen s;
-
-    seen_init(&s);
-    ck_assert_int_eq(clgc_event_post(ev, q, record, &s), CL_SUCCESS);
-    ck_assert_int_eq(clSetUserEventStatus(ev, -9), CL_SUCCESS);
-    ck_assert_int_eq(poll(&p, 1, -1), 1);
-    ck_assert_uint_eq(clgc_queue_drain(q, 0), 1);
-    ck_assert_int_eq(s.status, -9);
-    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
-    clReleaseEvent(ev);
-    clReleaseContext(context);
-}
-END_TEST
-
-/* An event loop stays free while a kernel runs: it polls the queue's fd
- * between pieces of other work and gets the completion exactly once. */
-START_TEST(loop_works_while_the_kernel_runs)
-{
-    cl_platform_id platform = test_platform("Portable Computing Language");
-    clgc_queue_t *q = clgc_queue_create();
-    struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
-    size_t global = 1024;
-    int n = 175000; /* about 0.1 s on PoCL here */
-    unsigned long work = 0;
-    cl_device_id device;
-    cl_context context;
-    cl_command_queue queue;
-    cl_program program;
-    cl_kernel kernel;
-    cl_mem buf;
-    cl_event done;
-    struct seen s;
-    cl_int err;
-
-    ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
-    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
-    program = clCreateProgramWithSource(context, 1, &test_spin_src, NULL, &err);
-    ck_assert_int_eq(clBuildProgram(program, 1, &device, "", NULL, NULL), 0);
-    kernel = clCreateKernel(program, "spin", &err);
-    buf = clCreateBuffer(context, CL_MEM_READ_WRITE, global * sizeof(float),
-                         NULL, &err);
-    ck_assert_int_eq(clSetKernelArg(kernel, 0, sizeof(buf), &buf), 0);
-    ck_assert_int_eq(clSetKernelArg(kernel, 1, sizeof(n), &n), 0);
-    ck_assert_int_eq(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global,
-                                            NULL, 0, NULL, &done),
-                     CL_SUCCESS);
-    ck_assert_int_eq(clFlush(queue), CL_SUCCESS);
-    seen_init(&s);
-    ck_assert_int_eq(clgc_event_post(done, q, record, &s), CL_SUCCESS);
-    while (s.calls == 0) {
-        if (poll(&p, 1, 0) == 1)
-            clgc_queue_drain(q, 0);
-        else
-            work++; /* the loop's other work */
-    }
-    ck_assert_uint_ge(work, 1);
-    ck_assert_int_eq(s.calls, 1);
-    ck_assert_int_eq(s.status, CL_COMPLETE);
-    ck_assert_uint_eq(clgc_queue_drain(q, 0), 0);
-    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
-    clReleaseEvent(done);
-    clReleaseMemObject(buf);
-    clReleaseKernel(kernel);
-    clReleaseProgram(program);
-    clReleaseCommandQueue(queue);
-    clReleaseContext(context);
-}
-END_TEST
-
 START_TEST(bad_input_is_refused)
 {
     cl_context context = test_pocl_context();
     cl_event ev = user_event(context);
-    clgc_queue_t *q = clgc_queue_create();
     struct seen s;
 
     seen_init(&s);
@@ -280,10 +149,6 @@ START_TEST(bad_input_is_refused)
     ck_assert_int_eq(clgc_event_notify(ev, (clgc_notify_mode_t)9, record, &s),
                      CL_INVALID_VALUE);
     ck_assert_int_eq(clgc_event_post(ev, NULL, record, &s), CL_INVALID_VALUE);
-    ck_assert_int_eq(clgc_queue_close(NULL), CLGC_EINVAL);
-    ck_assert_uint_eq(clgc_queue_drain(NULL, 0), 0);
-    ck_assert_int_eq(clgc_queue_fd(NULL), -1);
-    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
     ck_assert_int_eq(s.calls, 0);
     clReleaseEvent(ev);
     clReleaseContext(context);
@@ -300,9 +165,6 @@ clgc_make_notify_suite(void)
     tcase_add_test(tc, raw_handler_runs_once_with_the_status);
     tcase_add_test(tc, failure_is_delivered_by_the_watcher);
     tcase_add_test(tc, active_handler_runs_with_the_runtime_active);
-    tcase_add_test(tc, queue_fd_says_when_to_drain);
-    tcase_add_test(tc, queued_failure_reports_its_status);
-    tcase_add_test(tc, loop_works_while_the_kernel_runs);
     tcase_add_test(tc, bad_input_is_refused);
     suite_add_tcase(s, tc);
     return s;

@@ -40,8 +40,9 @@
 CLGC_BEGIN_DECLS
 
 /* Every clgc error, as XX(name, value, message). clgc's own calls return
- * CLGC_OK (0) or one of these negative codes; the OpenCL wrappers return
- * OpenCL's codes unchanged. */
+ * CLGC_OK (0) or one of these negative codes (a call that counts returns
+ * the count, never negative, or a code); the OpenCL wrappers and the
+ * OpenCL-shaped calls return OpenCL's codes. See clgc.h. */
 #define CLGC_ERRNO_MAP(XX)                                                     \
     XX(EALREADY, -1, "a runtime is already installed")                         \
     XX(EINUSE, -2,                                                             \
@@ -57,16 +58,21 @@ CLGC_BEGIN_DECLS
     XX(EARITY, -10, "wrong number of arguments")                               \
     XX(ETYPE, -11, "argument of the wrong type")                               \
     XX(ENOCOMMAND, -12, "no such OpenCL command")                              \
-    XX(ECALLBACK, -13, "a callback's handler failed")
+    XX(ECALLBACK, -13, "a callback's handler failed")                          \
+    XX(EDRAINING, -14, "the queue is being drained")                           \
+    XX(ESYSTEM, -15, "a system call failed (errno says which)")
 
 typedef enum clgc_errno {
     CLGC_OK = 0,
-    /* Not an error: the runtime knew the thread already. */
-    CLGC_KNOWN = 1,
 #define CLGC__ERRNO_ENUM(name, value, message) CLGC_##name = value,
     CLGC_ERRNO_MAP(CLGC__ERRNO_ENUM)
 #undef CLGC__ERRNO_ENUM
 } clgc_errno_t;
+
+/* Not an error, and so not in clgc_errno_t: the one other success value,
+ * which clgc_thread_attach() and a runtime's attach_thread hook return
+ * for a thread the runtime knew already (clgc/runtime.h). */
+#define CLGC_KNOWN 1
 
 /* A sentence describing code (any int: unknown codes get a generic text).
  * Never NULL; the string is static. Any thread. */

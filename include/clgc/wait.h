@@ -14,6 +14,7 @@
  * the last time before their reference to it is dropped. */
 
 #include "clgc/common.h"
+#include "clgc/queue.h"
 #include "clgc/wrappers.h"
 
 CLGC_BEGIN_DECLS
@@ -108,42 +109,12 @@ typedef enum clgc_notify_mode {
 CLGC_EXTERN cl_int clgc_event_notify(cl_event event, clgc_notify_mode_t mode,
                                      clgc_event_cb handler, void *data);
 
-/* A completion queue: completions are posted from any thread and their
- * handlers run on the thread that drains it, the one that owns the
- * runtime. Its file descriptor is readable while completions are pending
- * (wakeups coalesce: one readable state for any number of them), so it
- * plugs into epoll, libuv, luv, cqueues or Guile's fd waits. */
-typedef struct clgc_queue clgc_queue_t;
-
-/* A new queue, or NULL with errno set. Undo with clgc_queue_close(). */
-CLGC_EXTERN clgc_queue_t *clgc_queue_create(void);
-
-/* The queue's file descriptor (an eventfd): poll it for reading, never
- * read or close it. Valid until clgc_queue_close(). */
-CLGC_EXTERN int clgc_queue_fd(const clgc_queue_t *queue);
-
 /* As clgc_event_notify, but the handler runs in a later
- * clgc_queue_drain(queue). */
+ * clgc_queue_drain(queue) (clgc/queue.h), on the thread that drains it;
+ * until then the queue cannot be closed (CLGC_EBUSY). Returns what
+ * clgc_event_notify does, and CL_INVALID_VALUE for a NULL queue. */
 CLGC_EXTERN cl_int clgc_event_post(cl_event event, clgc_queue_t *queue,
                                    clgc_event_cb handler, void *data);
-
-/* Post fn(data) to run in a later drain of queue: for completions of a
- * runtime's own (a closure's handler that must run on the owner thread,
- * say). Any thread; allocates one small record, freed after fn runs.
- * Returns CLGC_OK, CLGC_EINVAL (NULL queue or fn) or CLGC_ENOMEM. */
-CLGC_EXTERN int clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data),
-                                void *data);
-
-/* Run the handlers of up to max pending completions (0: all), in the
- * order they completed, on the calling thread; return how many ran. Never
- * blocks. One thread drains a queue at a time. */
-CLGC_EXTERN unsigned clgc_queue_drain(clgc_queue_t *queue, unsigned max);
-
-/* Close the queue: run the handlers still pending, then free it.
- * Returns CLGC_OK, or CLGC_EBUSY (the queue stays open) while some event
- * posted to it has yet to complete, or some callback deferred to it has
- * yet to come: close it after those. */
-CLGC_EXTERN int clgc_queue_close(clgc_queue_t *queue);
 
 CLGC_END_DECLS
 

@@ -93,7 +93,7 @@ clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data), void *data)
     p = malloc(sizeof(*p));
     if (p == NULL)
         return CLGC_ENOMEM;
-    *p = (struct clgc__posted){{NULL, clgc__run_posted, 0}, fn, data};
+    *p = (struct clgc__posted){{NULL, clgc__run_posted, 0, NULL}, fn, data};
     clgc__queue_push(queue, &p->item, 0);
     return CLGC_OK;
 }

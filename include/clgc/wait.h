@@ -47,10 +47,18 @@ CLGC_EXTERN cl_int clgc_wait_for_events(cl_uint num_events,
  * thread. Returns CLGC_OK or CLGC_EINVAL for an unknown mode. */
 CLGC_EXTERN int clgc_wait_set_mode(clgc_wait_mode_t mode);
 
+/* The largest polling budget, one second: a wait that should spin longer
+ * than that should sleep instead (and a larger one would overflow the
+ * clock's arithmetic). */
+#define CLGC_WAIT_POLL_MAX_NS 1000000000L
+
 /* The polling budget of a cooperative wait, in nanoseconds: how long it
  * checks the events' status before it asks for a callback and sleeps. 0
- * asks for the callback at once. CLGC_WAIT_POLL_NS sets it before the
- * first wait. Returns CLGC_OK or CLGC_EINVAL for a negative budget. */
+ * asks for the callback at once. The environment variable
+ * CLGC_WAIT_POLL_NS sets it before the first wait; a value that is not a
+ * number from 0 to CLGC_WAIT_POLL_MAX_NS is ignored there. Any thread.
+ * Returns CLGC_OK, or CLGC_EINVAL (the budget in force is kept) for a
+ * negative budget or one over CLGC_WAIT_POLL_MAX_NS. */
 CLGC_EXTERN int clgc_wait_set_poll_ns(long ns);
 
 /* The polling budget in force, in nanoseconds. */

@@ -260,12 +260,12 @@ clgc__slot_fired(const struct clgc__wait_slot *w)
  * the raw wait's whole spend, with 10 ms), and a failure PoCL does not
  * call back for is seen within 100 ms or the time waited so far. */
 static void
-clgc__sleep(struct clgc__wait_slot *w, cl_uint n, const cl_event *events)
+clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
+            const cl_event *events)
 {
     long interval = CLGC__RECHECK_NS;
 
     for (;;) {
-        unsigned seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
         struct timespec recheck = {interval / 1000000000L,
                                    interval % 1000000000L};
 
@@ -276,6 +276,7 @@ clgc__sleep(struct clgc__wait_slot *w, cl_uint n, const cl_event *events)
             return;
         if (interval < CLGC__RECHECK_MAX_NS)
             interval *= 2;
+        seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
     }
 }
 
@@ -287,11 +288,15 @@ clgc__sleep_until_fired(cl_uint n, const cl_event *events)
 {
     struct clgc__wait_slot *w = clgc__slot_take();
     int all_registered = 1;
+    unsigned seq;
     uint32_t gen;
     void *handle;
 
     if (w == NULL)
         return 0;
+    /* The futex word before anything can move it: a kick from here on
+     * makes the first sleep return at once. */
+    seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
     gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
     handle = (void *)(((uintptr_t)gen << CLGC__HANDLE_SHIFT) |
                       (uintptr_t)(w - clgc__slots));
@@ -307,7 +312,7 @@ clgc__sleep_until_fired(cl_uint n, const cl_event *events)
     /* The waiter's own share: if it is the last, every callback has
      * already fired. */
     if (!clgc__slot_count_down(w, gen & CLGC__GEN_MASK) && all_registered)
-        clgc__sleep(w, n, events);
+        clgc__sleep(w, seq, n, events);
     clgc__slot_give_back(w, gen);
     return all_registered;
 }

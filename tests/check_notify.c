@@ -9,6 +9,8 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -498,6 +500,11 @@ child_work(cl_context context)
 
 START_TEST(a_forked_child_has_a_watcher_of_its_own)
 {
+#ifdef __SANITIZE_THREAD__
+    /* ThreadSanitizer cannot start threads in the child of a threaded
+     * process; the plain, ASan and valgrind runs cover this test. */
+    return;
+#endif
     cl_context context = test_pocl_context();
     cl_event pending = user_event(context), later = user_event(context);
     struct seen parent_s, later_s;
@@ -534,6 +541,89 @@ START_TEST(a_forked_child_has_a_watcher_of_its_own)
     ck_assert_int_eq(parent_s.calls + later_s.calls, 2);
     clReleaseEvent(pending);
     clReleaseEvent(later);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* Failures racing completions, thousands pending, and handlers that
+ * release the event: two threads race to end each of many user events,
+ * one completing it with the raw call, the other failing it through clgc
+ * (which kicks the watcher). Every handler runs exactly once, with the
+ * status that won, whichever of PoCL's callback and the watcher delivers
+ * it; each releases a reference to its event, so that clgc's are the
+ * last. */
+enum { RACE_N = 2000 };
+
+static struct {
+    cl_event ev[RACE_N];
+    cl_int won[RACE_N][2]; /* each setter's result */
+    cl_int seen[RACE_N];
+    atomic_int calls[RACE_N];
+    atomic_int total;
+    sem_t done;
+} race;
+
+static void
+race_handler(cl_event event, cl_int status, void *data)
+{
+    int i = (int)(intptr_t)data;
+
+    race.seen[i] = status;
+    atomic_fetch_add(&race.calls[i], 1);
+    clReleaseEvent(event);
+    if (atomic_fetch_add(&race.total, 1) + 1 == RACE_N)
+        sem_post(&race.done);
+}
+
+static void *
+race_complete(void *unused)
+{
+    for (int i = 0; i < RACE_N; i++)
+        race.won[i][0] = clSetUserEventStatus(race.ev[i], CL_COMPLETE);
+    return NULL;
+}
+
+static void *
+race_fail(void *unused)
+{
+    for (int i = 0; i < RACE_N; i++)
+        race.won[i][1] = clgc_clSetUserEventStatus(race.ev[i], -8);
+    return NULL;
+}
+
+START_TEST(failures_race_completions)
+{
+    cl_context context = test_pocl_context();
+    pthread_t t[2];
+
+    sem_init(&race.done, 0, 0);
+    for (int i = 0; i < RACE_N; i++) {
+        race.ev[i] = user_event(context);
+        /* One reference for the handler to release, while the losing
+         * setter may still use the event. */
+        ck_assert_int_eq(clRetainEvent(race.ev[i]), CL_SUCCESS);
+        race.seen[i] = 1;
+        ck_assert_int_eq(
+            clgc_event_notify(race.ev[i],
+                              i % 2 ? CLGC_NOTIFY_RAW : CLGC_NOTIFY_ACTIVE,
+                              race_handler, (void *)(intptr_t)i),
+            CL_SUCCESS);
+    }
+    ck_assert_int_eq(pthread_create(&t[0], NULL, race_complete, NULL), 0);
+    ck_assert_int_eq(pthread_create(&t[1], NULL, race_fail, NULL), 0);
+    ck_assert_int_eq(pthread_join(t[0], NULL), 0);
+    ck_assert_int_eq(pthread_join(t[1], NULL), 0);
+    while (sem_wait(&race.done) != 0)
+        ;
+    for (int i = 0; i < RACE_N; i++) {
+        /* Exactly one setter won. */
+        ck_assert((race.won[i][0] == CL_SUCCESS) !=
+                  (race.won[i][1] == CL_SUCCESS));
+        ck_assert_int_eq(atomic_load(&race.calls[i]), 1);
+        ck_assert_int_eq(race.seen[i],
+                         race.won[i][0] == CL_SUCCESS ? CL_COMPLETE : -8);
+        clReleaseEvent(race.ev[i]);
+    }
     clReleaseContext(context);
 }
 END_TEST
@@ -581,6 +671,7 @@ clgc_make_notify_suite(void)
     tcase_add_test(tc, handlers_may_report_failures);
     tcase_add_test(tc, callbacks_on_failed_events_end);
     tcase_add_test(tc, a_forked_child_has_a_watcher_of_its_own);
+    tcase_add_test(tc, failures_race_completions);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,8 +19,9 @@
  * second, for failures set with the raw clSetUserEventStatus; a failure
  * set through clgc_clSetUserEventStatus kicks it to look at once, then
  * after 10 ms, 20 ms, and so on up to the second, for the commands that
- * fail after it. A look costs one status query per pending watch, outside
- * the lock; OpenCL's callbacks never wait for it. */
+ * fail after it. A look costs one status query per pending watch, made
+ * outside the lock: the lock is held only to copy the list, so OpenCL's
+ * callbacks (which take it to claim their watch) never wait for a query. */
 
 #include <pthread.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@ generate.py read these tables and never test a command's name themselves.
 HANDWRITTEN = {
     "clGetExtensionFunctionAddress": "returns clgc_<name> for registry commands",
     "clGetExtensionFunctionAddressForPlatform": "returns clgc_<name> for registry commands",
-    "clSetEventCallback": "watches CL_COMPLETE callbacks for failures PoCL never calls back for (src/callback.c)",
+    "clSetEventCallback": "watches its callbacks for failures PoCL never calls back for (src/callback.c)",
     "clSetUserEventStatus": "a failure set through clgc wakes the waits and the watcher (src/wait.c)",
 }
 

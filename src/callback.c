@@ -198,11 +198,10 @@ clgc_callbacks_deferred_to(void)
 }
 
 /* clSetEventCallback, written by hand (gen/tables.py, HANDWRITTEN): its
- * CL_COMPLETE callbacks are registered through the watcher (watch.c), so
- * that one is called, once, even for a failed command PoCL never calls
- * back for, with the event's negative status as OpenCL specifies; a
- * deferred one then reaches its queue, which can close. Callbacks for the
- * other statuses are registered as they are. */
+ * callbacks are registered through the watcher (watch.c), so that each is
+ * called once even for a failed command PoCL never calls back for, with
+ * the event's negative status, as OpenCL specifies for a terminated
+ * command; a deferred one then reaches its queue, which can close. */
 struct clgc__event_args {
     cl_event event;
     cl_int event_command_status;
@@ -217,15 +216,7 @@ clgc__run_event(const struct clgc__callback *cb, const void *p)
         v->event, v->event_command_status, cb->data);
 }
 
-static void CL_CALLBACK
-clgc__event_trampoline(cl_event event, cl_int status, void *p)
-{
-    struct clgc__event_args v = {event, status};
-
-    clgc__callback_fire(p, &v);
-}
-
-/* A CL_COMPLETE registration's watch, beside its record. */
+/* A registration's watch, beside its record. */
 struct clgc__event_watch {
     struct clgc__watch watch;
     struct clgc__callback *cb;
@@ -265,24 +256,16 @@ clgc__set_event_callback(void *p)
     cb = clgc__callback_new("clSetEventCallback", CLGC__ONCE, clgc__run_event,
                             (clgc_function_t)a->fn, a->data,
                             sizeof(struct clgc__event_args));
-    if (cb == NULL) {
-        a->ret = CL_OUT_OF_HOST_MEMORY;
-        return NULL;
-    }
-    if (a->type != CL_COMPLETE) {
-        a->ret =
-            clSetEventCallback(a->event, a->type, clgc__event_trampoline, cb);
-        clgc__callback_registered(cb, a->ret == CL_SUCCESS, NULL);
-        return NULL;
-    }
     e = malloc(sizeof(*e));
-    if (e == NULL) {
+    if (cb == NULL || e == NULL) {
+        free(e);
+        if (cb != NULL)
+            clgc__callback_registered(cb, 0, NULL);
         a->ret = CL_OUT_OF_HOST_MEMORY;
-        clgc__callback_registered(cb, 0, NULL);
         return NULL;
     }
     *e = (struct clgc__event_watch){{clgc__event_watch_fire}, cb};
-    fires = clgc__watch_start(&e->watch, a->event, &a->ret);
+    fires = clgc__watch_start(&e->watch, a->event, a->type, &a->ret);
     if (!fires)
         free(e);
     clgc__callback_registered(cb, fires, NULL);

@@ -238,9 +238,9 @@ int clgc__events_done(cl_uint n, const cl_event *events);
  * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if one failed. */
 cl_int clgc__events_outcome(cl_uint n, const cl_event *events);
 
-/* The watcher (watch.c): a CL_COMPLETE callback on an event that is sure to
- * come, even where PoCL never calls back (a user event set to an error, and
- * the commands that depend on it). A watch is delivered exactly once, by
+/* The watcher (watch.c): an event callback that is sure to come, even where
+ * PoCL never calls back (a user event set to an error, and the commands
+ * that depend on it). A watch is delivered exactly once, by
  * OpenCL's callback or by clgc's watcher thread, which looks at the status
  * of the pending ones; OpenCL's callback is given an id, not the record, so
  * one that comes after the delivery, or never, costs nothing. */
@@ -250,10 +250,13 @@ struct clgc__watch {
      * in clgc__watch_start; the record is the callee's from then on. */
     void (*fire)(struct clgc__watch *w, cl_event event, cl_int status);
 };
-/* Register w's callback on event (clSetEventCallback, CL_COMPLETE) and
- * watch it. Returns 1 if fire has run or will run, 0 if it never will, with
- * *err set to OpenCL's answer (or CL_OUT_OF_HOST_MEMORY). Any thread. */
-int clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int *err);
+/* Register w's callback on event for the execution status type
+ * (clSetEventCallback) and watch it: if the event fails first, fire gets
+ * the negative status, as OpenCL specifies for a terminated command.
+ * Returns 1 if fire has run or will run, 0 if it never will, with *err set
+ * to OpenCL's answer (or CL_OUT_OF_HOST_MEMORY). Any thread. */
+int clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
+                      cl_int *err);
 /* A failure was set through clgc: have the watcher look soon. Any thread. */
 void clgc__watch_kick(void);
 

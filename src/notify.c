@@ -101,7 +101,7 @@ clgc__register(void *p)
 
     /* An event OpenCL does not know is refused by the registration. */
     (void)clgc__events_flush(1, &a->event);
-    a->fires = clgc__watch_start(&a->n->watch, a->event, &a->err);
+    a->fires = clgc__watch_start(&a->n->watch, a->event, CL_COMPLETE, &a->err);
     return NULL;
 }
 

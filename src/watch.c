@@ -1,6 +1,6 @@
-/* The watcher (internal.h, struct clgc__watch): completion callbacks that
- * are sure to come, for the notifications (notify.c) and the CL_COMPLETE
- * callbacks of clgc_clSetEventCallback (callback.c).
+/* The watcher (internal.h, struct clgc__watch): event callbacks that are
+ * sure to come, for the notifications (notify.c) and the callbacks of
+ * clgc_clSetEventCallback (callback.c).
  *
  * PoCL 3.1 never calls back for a user event set to an error status, nor
  * for the commands that depend on it. So each watch is registered with
@@ -358,7 +358,8 @@ clgc__watcher_start(void)
 }
 
 int
-clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int *err)
+clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
+                  cl_int *err)
 {
     struct clgc__watch_slot *s;
     cl_event release;
@@ -380,8 +381,7 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int *err)
         *err = CL_OUT_OF_HOST_MEMORY;
         return 0;
     }
-    *err =
-        clSetEventCallback(event, CL_COMPLETE, clgc__watch_fired, (void *)id);
+    *err = clSetEventCallback(event, type, clgc__watch_fired, (void *)id);
     if (*err != CL_SUCCESS) {
         /* Refused: take it back, unless it was delivered all the same
          * (a driver that calls back and then reports an error). */

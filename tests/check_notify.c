@@ -419,22 +419,37 @@ on_event(cl_event event, cl_int status, void *data)
     record(event, status, data);
 }
 
-/* A CL_COMPLETE callback registered through clgc on a user event that
- * fails runs once, with the negative status, though PoCL never calls it:
- * deferred, it reaches its queue, which can then close; not deferred, it
- * runs on the watcher's thread. */
+/* A callback registered through clgc on an event that fails runs once,
+ * with the negative status, though PoCL never calls it: deferred, it
+ * reaches its queue, which can then close; not deferred, it runs on the
+ * watcher's thread. CL_COMPLETE callbacks on user events, and a
+ * CL_RUNNING one on a command behind a user event that fails. */
 START_TEST(callbacks_on_failed_events_end)
 {
     cl_context context = test_pocl_context();
     cl_event deferred = user_event(context), raw_failed = user_event(context),
-             direct = user_event(context);
+             direct = user_event(context), gate = user_event(context), marker;
     clgc_queue_t *q = clgc_queue_create();
     struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
-    struct seen s[3];
+    cl_command_queue queue;
+    cl_device_id device;
+    struct seen s[4];
+    cl_int err;
 
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         seen_init(&s[i]);
+    ck_assert_int_eq(clGetContextInfo(context, CL_CONTEXT_DEVICES,
+                                      sizeof(device), &device, NULL),
+                     CL_SUCCESS);
+    queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueMarkerWithWaitList(queue, 1, &gate, &marker),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clFlush(queue), CL_SUCCESS);
     ck_assert_int_eq(clgc_callbacks_defer(q), CLGC_OK);
+    ck_assert_int_eq(
+        clgc_clSetEventCallback(marker, CL_RUNNING, on_event, &s[3]),
+        CL_SUCCESS);
     ck_assert_int_eq(
         clgc_clSetEventCallback(deferred, CL_COMPLETE, on_event, &s[0]),
         CL_SUCCESS);
@@ -450,18 +465,23 @@ START_TEST(callbacks_on_failed_events_end)
     ck_assert_int_eq(clgc_clSetUserEventStatus(deferred, -5), CL_SUCCESS);
     ck_assert_int_eq(clSetUserEventStatus(raw_failed, -6), CL_SUCCESS);
     ck_assert_int_eq(clgc_clSetUserEventStatus(direct, -7), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(gate, -9), CL_SUCCESS);
     wait_ran(&s[2]);
     ck_assert_int_eq(s[2].status, -7);
     ck_assert(!pthread_equal(s[2].thread, pthread_self()));
-    while (s[0].calls + s[1].calls < 2) {
+    while (s[0].calls + s[1].calls + s[3].calls < 3) {
         ck_assert_int_eq(poll(&p, 1, -1), 1);
         clgc_queue_drain(q, 0);
     }
     ck_assert_int_eq(s[0].status, -5);
     ck_assert_int_eq(s[1].status, -6);
+    ck_assert_int_lt(s[3].status, 0);
     ck_assert(pthread_equal(s[0].thread, pthread_self()));
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
-    ck_assert_int_eq(s[0].calls + s[1].calls + s[2].calls, 3);
+    ck_assert_int_eq(s[0].calls + s[1].calls + s[2].calls + s[3].calls, 4);
+    clReleaseEvent(marker);
+    clReleaseCommandQueue(queue);
+    clReleaseEvent(gate);
     clReleaseEvent(deferred);
     clReleaseEvent(raw_failed);
     clReleaseEvent(direct);

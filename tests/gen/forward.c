@@ -2819,7 +2819,7 @@ const struct test_forward_case test_forward_cases[TEST_FORWARD_N] = {
      0, 0, 1, TEST_RESULT_INT32, 0, 3,
      {TEST_ARG_OBJECT, TEST_ARG_OBJECT, TEST_ARG_OBJECT},
      test_names_clSetDefaultDeviceCommandQueue, -1, -1, 0, test_call_clSetDefaultDeviceCommandQueue, NULL},
-    {"clSetEventCallback", 217, TEST_ROUTE_CLGC, "watches CL_COMPLETE callbacks for failures PoCL never calls back for (src/callback.c)",
+    {"clSetEventCallback", 217, TEST_ROUTE_CLGC, "watches its callbacks for failures PoCL never calls back for (src/callback.c)",
      0, 0, 1, TEST_RESULT_INT32, 0, 4,
      {TEST_ARG_OBJECT, TEST_ARG_SCALAR32, TEST_ARG_FUNCTION, TEST_ARG_POINTER},
      test_names_clSetEventCallback, -1, -1, 0, test_call_clSetEventCallback, NULL},

@@ -302,6 +302,8 @@ clgc__watch_parent(void)
     pthread_mutex_unlock(&clgc__watch_lock);
 }
 
+static int clgc__cond_init(void);
+
 static void
 clgc__watch_child(void)
 {
@@ -318,24 +320,36 @@ clgc__watch_child(void)
     clgc__armed = 0;
     clgc__kicked = 0;
     clgc__watcher_running = 0;
+    /* The parent's watcher may have been waiting on the condition
+     * variable: its copy counts a waiter that does not exist here, and
+     * would lose the child's signals. A fresh one. */
+    if (clgc__cond_init() != 0)
+        clgc__watch_init_failed = 1;
     pthread_mutex_unlock(&clgc__watch_lock);
+}
+
+/* The watcher's condition variable, on the monotonic clock. */
+static int
+clgc__cond_init(void)
+{
+    pthread_condattr_t attr;
+    int err = pthread_condattr_init(&attr);
+
+    if (err != 0)
+        return err;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    err = pthread_cond_init(&clgc__watch_cond, &attr);
+    pthread_condattr_destroy(&attr);
+    return err;
 }
 
 static void
 clgc__watch_init(void)
 {
-    pthread_condattr_t attr;
-
-    if (pthread_condattr_init(&attr) != 0) {
-        clgc__watch_init_failed = 1;
-        return;
-    }
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     clgc__watch_init_failed =
-        pthread_cond_init(&clgc__watch_cond, &attr) ||
+        clgc__cond_init() != 0 ||
         pthread_atfork(clgc__watch_prepare, clgc__watch_parent,
-                       clgc__watch_child);
-    pthread_condattr_destroy(&attr);
+                       clgc__watch_child) != 0;
 }
 
 /* Under the lock: 0, or an error starting the watcher. */

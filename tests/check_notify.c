@@ -520,9 +520,13 @@ child_work(cl_context context)
 
 START_TEST(a_forked_child_has_a_watcher_of_its_own)
 {
-#ifdef __SANITIZE_THREAD__
-    /* ThreadSanitizer cannot start threads in the child of a threaded
-     * process; the plain, ASan and valgrind runs cover this test. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    /* The sanitizers cannot start threads in the child of a threaded
+     * process: ThreadSanitizer refuses, and GCC 12's ASan runtime does not
+     * take its allocator's lock around fork(), so the child's new thread
+     * hangs at times on a lock a thread of the parent held (seen here in
+     * the child's watcher, in ASan's free() under pthread_getattr_np).
+     * The plain and valgrind runs cover this test. */
     return;
 #endif
     cl_context context = test_pocl_context();

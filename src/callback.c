@@ -40,7 +40,7 @@ clgc__unref(struct clgc__callback *cb, unsigned k)
         return;
     if (cb->closure != NULL)
         clgc_closure_free(cb->closure); /* maybe from its own handler */
-    free(cb);
+    clgc__record_free(cb);
 }
 
 struct clgc__callback *
@@ -50,7 +50,7 @@ clgc__callback_new(const char *command, enum clgc__lifetime lifetime,
 {
     clgc_queue_t *queue = lifetime == CLGC__ONCE ? clgc__defer_to : NULL;
     struct clgc__callback *cb =
-        malloc(sizeof(*cb) + (queue != NULL ? argsize : 0));
+        clgc__record_alloc(sizeof(*cb) + (queue != NULL ? argsize : 0));
 
     if (cb == NULL)
         return NULL;
@@ -93,7 +93,7 @@ clgc__native_new(const char *command, clgc_function_t fn,
 
     if (cb != NULL && clgc_closure_create("v(p)", clgc__native_call, cb,
                                           &cb->closure, code) != CLGC_OK) {
-        free(cb);
+        clgc__record_free(cb);
         cb = NULL;
     }
     return cb;
@@ -103,7 +103,7 @@ static void CL_CALLBACK
 clgc__context_gone(cl_context context, void *p)
 {
     (void)context;
-    free(p);
+    clgc__record_free(p);
 }
 
 void
@@ -118,7 +118,7 @@ clgc__callback_registered(struct clgc__callback *cb, int ok,
         /* A context that OpenCL 3.0's destructor callback cannot tell us
          * about keeps its record (a few dozen bytes) for good. */
         if (!ok)
-            free(cb);
+            clgc__record_free(cb);
         else
             (void)clSetContextDestructorCallback(context, clgc__context_gone,
                                                  cb);

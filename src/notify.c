@@ -57,7 +57,7 @@ clgc__unref(struct clgc__note *n, unsigned k)
 {
     if (__atomic_sub_fetch(&n->refs, k, __ATOMIC_ACQ_REL) == 0) {
         clReleaseEvent(n->event);
-        free(n);
+        clgc__record_free(n);
     }
 }
 
@@ -239,13 +239,13 @@ clgc__notify(cl_event event, clgc_notify_mode_t mode, clgc_queue_t *queue,
         (mode != CLGC_NOTIFY_RAW && mode != CLGC_NOTIFY_ACTIVE))
         return CL_INVALID_VALUE;
     pthread_once(&clgc__watcher_once, clgc__start_watcher);
-    n = calloc(1, sizeof(*n));
+    n = clgc__record_alloc(sizeof(*n));
     if (n == NULL || clgc__watcher_failed) {
-        free(n);
+        clgc__record_free(n);
         return CL_OUT_OF_HOST_MEMORY;
     }
     if (clRetainEvent(event) != CL_SUCCESS) {
-        free(n);
+        clgc__record_free(n);
         return CL_INVALID_EVENT;
     }
     *n = (struct clgc__note){.item.run = clgc__run_queued,

@@ -80,7 +80,7 @@ clgc__run_posted(struct clgc__item *it)
     struct clgc__posted *p = (struct clgc__posted *)it;
 
     p->fn(p->data);
-    free(p);
+    clgc__record_free(p);
 }
 
 int
@@ -90,7 +90,7 @@ clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data), void *data)
 
     if (queue == NULL || fn == NULL)
         return CLGC_EINVAL;
-    p = malloc(sizeof(*p));
+    p = clgc__record_alloc(sizeof(*p));
     if (p == NULL)
         return CLGC_ENOMEM;
     *p = (struct clgc__posted){{NULL, clgc__run_posted, 0}, fn, data};

@@ -2138,6 +2138,65 @@ START_TEST(test_records_are_allocated_active_and_freed_anywhere)
 }
 END_TEST
 
+/* A thread bdwgc does not know hands clgc data. */
+struct boehm_stranger {
+    cl_event gate;
+    clgc_queue_t *queue;
+    int posted, notified, registered_cb;
+    int registered, attached; /* bdwgc's and clgc's view, after */
+};
+
+static void *
+boehm_stranger_main(void *arg)
+{
+    struct boehm_stranger *s = arg;
+
+    s->posted = clgc_queue_post(s->queue, boehm_count_posted, NULL);
+    s->notified =
+        clgc_event_notify(s->gate, CLGC_NOTIFY_RAW, boehm_count_handler, NULL);
+    s->registered_cb = clgc_clSetEventCallback(s->gate, CL_COMPLETE,
+                                               boehm_count_callback, NULL);
+    s->registered = GC_thread_is_registered();
+    s->attached = clgc_thread_attached();
+    return NULL;
+}
+
+/* On a thread the runtime does not know, clgc does not call record_alloc
+ * (bdwgc would abort on a collection from it) and attaches nothing: the
+ * records come from malloc, and are freed with free, not the hook (ASan
+ * and valgrind would see a mismatch or a leak). */
+START_TEST(test_records_of_unknown_thread_are_malloced)
+{
+    struct boehm_stranger s = {.posted = -1};
+    struct boehm_cl cl;
+    cl_int err;
+
+    boehm_own_setup(CLGC_RUNTIME_VERSION);
+    boehm_cl_open(&cl);
+    s.gate = clgc_clCreateUserEvent(cl.context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    s.queue = boehm_queue_new();
+    ck_assert_int_eq(
+        pthread_join(boehm_plain_thread(boehm_stranger_main, &s), NULL), 0);
+    ck_assert_int_eq(s.posted, CLGC_OK);
+    ck_assert_int_eq(s.notified, CL_SUCCESS);
+    ck_assert_int_eq(s.registered_cb, CL_SUCCESS);
+    ck_assert_int_eq(s.registered, 0);
+    ck_assert_int_eq(s.attached, 0);
+    ck_assert_uint_eq(atomic_load(&boehm_rec_allocs), 0);
+
+    ck_assert_int_eq(clgc_clSetUserEventStatus(s.gate, CL_COMPLETE),
+                     CL_SUCCESS);
+    ck_assert_uint_eq(boehm_drain(s.queue), 1);
+    ck_assert_int_eq(clgc_queue_close(s.queue), CLGC_OK);
+    ck_assert_uint_eq(atomic_load(&boehm_data_calls), 3);
+    ck_assert_uint_eq(atomic_load(&boehm_rec_allocs), 0);
+    ck_assert_uint_eq(atomic_load(&boehm_rec_frees), 0);
+    ck_assert_int_eq(clgc_clReleaseEvent(s.gate), CL_SUCCESS);
+    boehm_cl_close(&cl);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 
 /* One test case per test, so that CK_RUN_CASE can pick exactly one. */
@@ -2205,6 +2264,8 @@ boehm_make_suite(void)
               test_data_without_record_hooks_is_reclaimed, 120);
     boehm_add(s, "records active, freed anywhere",
               test_records_are_allocated_active_and_freed_anywhere, 300);
+    boehm_add(s, "records of unknown thread",
+              test_records_of_unknown_thread_are_malloced, 120);
     return s;
 }
 

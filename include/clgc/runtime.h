@@ -137,9 +137,10 @@ typedef struct clgc_runtime {
      * handed clgc: a notification's (clgc_event_notify, clgc_event_post),
      * a posted function's (clgc_queue_post), and a callback's user_data
      * (every clgc_cl* wrapper that takes a callback, deferred or not).
-     * clgc keeps the pointer there until the handler has run, and OpenCL
-     * holds only the record; a collector that does not scan the record
-     * collects the data under the handler. A collecting runtime allocates
+     * clgc keeps the pointer there until the handler has run (a context's
+     * error callback: until the context is gone), and OpenCL holds only
+     * the record; a collector that does not scan the record collects the
+     * data under the handler. A collecting runtime allocates
      * the records where its collector scans for pointers but never
      * collects (bdwgc: GC_malloc_uncollectable and GC_free), so that the
      * data lives as long as the record. Both or neither: NULL for both is

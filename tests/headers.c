@@ -1,0 +1,26 @@
+/* One cell of the public headers' compile test (tests/headers.sh): the
+ * script includes every header under clgc/ and clgc.h before this file
+ * (-include), with one OpenCL header release, language standard, beta switch
+ * and CL_TARGET_OPENCL_VERSION, and compiles it as C or C++ with warnings as
+ * errors. tests/newest.c builds the same checks into a program and runs
+ * them. */
+
+#include "clgc.h"
+
+/* Before the drop-in header: each OpenCL name has its wrapper's type. */
+#include "gen/signatures.h"
+
+#include "clgc/dropin.h"
+
+/* After it: the names it maps, and the wrappers taken through them. */
+#include "gen/mapped.h"
+
+int
+main(void)
+{
+    int n = 0;
+
+    for (const struct test_wrapper *w = test_wrappers; w->name != NULL; w++)
+        n += w->fn != NULL;
+    return n > 0 ? 0 : 1;
+}

@@ -59,8 +59,9 @@ def _have_macros(reg):
            " whose signatures are those clgc", " * wraps (the registry's,"
            " or an earlier one with the same signatures): they", " * change"
            " from one revision to the next, so clgc declares those wrappers"
-           " only", " * then (docs/wrappers.md). Headers from 2025 on declare"
-           " these extensions", " * only with CL_ENABLE_BETA_EXTENSIONS. */"]
+           " only", " * then (docs/wrappers.md). OpenCL-Headers v2026.05.29"
+           " declares these", " * extensions only with"
+           " CL_ENABLE_BETA_EXTENSIONS. */"]
     needed = {n for c in reg.sorted for n in c.needs}
     for name, macro, revisions in reg.experimental():
         if "defined(CLGC_HAVE_%s)" % name not in needed:

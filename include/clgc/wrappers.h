@@ -31,8 +31,8 @@
  * an experimental extension at a revision whose signatures are those clgc
  * wraps (the registry's, or an earlier one with the same signatures): they
  * change from one revision to the next, so clgc declares those wrappers only
- * then (docs/wrappers.md). Headers from 2025 on declare these extensions
- * only with CL_ENABLE_BETA_EXTENSIONS. */
+ * then (docs/wrappers.md). OpenCL-Headers v2026.05.29 declares these
+ * extensions only with CL_ENABLE_BETA_EXTENSIONS. */
 #if defined(cl_khr_command_buffer) && defined(CL_KHR_COMMAND_BUFFER_EXTENSION_VERSION) && \
     (CL_KHR_COMMAND_BUFFER_EXTENSION_VERSION == ((0 << 22) | (9 << 12) | 8) /* 0.9.8 */ || \
      CL_KHR_COMMAND_BUFFER_EXTENSION_VERSION == ((0 << 22) | (9 << 12) | 5) /* 0.9.5 */)

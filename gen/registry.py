@@ -219,14 +219,14 @@ class Registry:
         """The condition under which the OpenCL headers provide what
         `origin` (a feature or an extension) adds, or None when every
         header release does: a version the target includes, an extension
-        the headers declare, and for an experimental extension exactly the
-        revision of the registry (their signatures change between
-        revisions)."""
+        the headers declare, and for an experimental extension a revision
+        with the registry's signatures (CLGC_HAVE_<extension>, which
+        clgc/wrappers.h defines): they change between revisions."""
         if origin in tables.ALWAYS_PROVIDED:
             return None
         if origin.startswith("CL_VERSION_"):
             return "defined(%s)" % origin
-        revision, experimental = self.extension_info[origin]
+        _, experimental = self.extension_info[origin]
         if experimental:
             return "defined(CLGC_HAVE_%s)" % origin
         if origin in tables.OLD_HEADER_GUARDS:
@@ -282,7 +282,9 @@ class Registry:
     def _find_needs(self, cmd):
         """What the headers must provide to declare cmd: its own feature
         (the target version) or experimental extension, and the origin of
-        every type in its signature."""
+        every type in its signature. A ratified extension's command needs
+        only its types: headers that lack the extension but have the types
+        (Debian 12's, for clSetContentSizeBufferPoCL) declare it."""
         own = self.provides(cmd.origin)
         if own and (cmd.core or self.extension_info[cmd.origin][1]):
             cmd.needs.insert(0, own)

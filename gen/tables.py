@@ -157,7 +157,8 @@ ALWAYS_PROVIDED = {"CL_VERSION_1_0"}
 # Types that a later revision of a ratified extension added, with that
 # extension and revision: header releases that declare an earlier revision
 # define the extension's name but not the type. Found by the compile test
-# (tests/headers.sh) against Debian 12's headers.
+# (tests/headers.sh): Debian 12's headers lack the first, v2024.10.24's
+# (cl_loader_layers 1.0.0) the second.
 TYPE_SINCE = {
     "cl_semaphore_reimport_properties_khr": (
         "cl_khr_external_semaphore_sync_fd", "1.0.0"),

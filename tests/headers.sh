@@ -10,9 +10,10 @@
 # with -Wall -Wextra -Werror -pedantic, syntax only, cells in parallel. In
 # each cell every OpenCL name is redeclared with its wrapper's type (no
 # signature differs from the headers' own), the drop-in header maps a name
-# exactly where the wrapper is declared, and with the newest headers, beta
-# extensions and target 310 the cell takes the address of every wrapper
-# that needs no Windows or VA-API header.
+# exactly where the wrapper is declared, the cell declares as many wrappers
+# as docs/wrappers.md says, and with the newest headers, beta extensions
+# and target 310 it takes the address of every wrapper that needs no
+# Windows or VA-API header.
 #
 # The two other releases are test input beside the source tree, never part
 # of it. Without them the test is skipped (77), except in CI (CI=true),
@@ -53,12 +54,36 @@ for h in "$srcdir"/include/clgc/*.h; do
     test "$name" = dropin.h || includes="$includes -include clgc/$name"
 done
 
-# One line per cell: release language beta target.
+# How many wrappers each release, beta switch and target declares (those
+# that need no Windows or VA-API header), the table of docs/wrappers.md:
+# a guard too strict or too lax for a release changes a number. Targets
+# 100 110 120 200 210 220 300 310, in that order.
+expected() {
+    want=$3
+    case $1-$2 in
+    debian12-*) counts="143 151 167 180 188 190 194 194" ;;
+    v2024.10.24-*) counts="163 171 187 202 210 212 216 216" ;;
+    "$newest-off") counts="148 156 172 185 193 195 199 200" ;;
+    "$newest-on") counts="166 174 190 209 217 219 223 224" ;;
+    esac
+    for t in 100 110 120 200 210 220 300 310; do
+        count=${counts%% *}
+        counts=${counts#* }
+        if test "$t" = "$want"; then
+            echo "$count"
+            return
+        fi
+    done
+    echo none
+}
+
+# One line per cell: release language beta target expected-count.
 for set in debian12 v2024.10.24 $newest; do
     for lang in c99 c11 c++11 c++17; do
         for beta in off on; do
             for target in $targets; do
-                echo "$set $lang $beta $target"
+                echo "$set $lang $beta $target" \
+                    "$(expected "$set" "$beta" "$target")"
             done
         done
     done
@@ -67,8 +92,9 @@ done >"$work/cells"
 # Compiles one cell; its errors, if any, go to $work/<cell>.err.
 cat >"$work/cell.sh" <<EOS
 set -u
-set=\$1 lang=\$2 beta=\$3 target=\$4
+set=\$1 lang=\$2 beta=\$3 target=\$4 count=\$5
 flags="-fsyntax-only -Wall -Wextra -Werror -pedantic"
+test \$count = none || flags="\$flags -DTEST_EXPECTED=\$count"
 flags="\$flags -DCL_TARGET_OPENCL_VERSION=\$target"
 case \$set in
 debian12) ;;

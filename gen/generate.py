@@ -107,6 +107,8 @@ def wrappers_h(reg):
 
     def decl(c):
         note = ("core, " + c.origin) if c.core else c.origin
+        if c.core and c.resolved:
+            note += ", taken from the platform"
         return ["/* %s%s */" % (note, ", may block" if c.may_block else ""),
                 "CLGC_EXTERN %s;" % c.prototype("clgc_")]
     out += _guarded(reg, decl)

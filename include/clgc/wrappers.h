@@ -528,7 +528,7 @@ CLGC_EXTERN cl_int CL_API_CALL clgc_clGetKernelSubGroupInfo(cl_kernel kernel, cl
 CLGC_EXTERN cl_int CL_API_CALL clgc_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret);
 #endif
 #if defined(CL_VERSION_3_1)
-/* core, CL_VERSION_3_1 */
+/* core, CL_VERSION_3_1, taken from the platform */
 CLGC_EXTERN cl_int CL_API_CALL clgc_clGetKernelSuggestedLocalWorkSize(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, size_t *suggested_local_work_size);
 #endif
 /* cl_khr_suggested_local_work_size */

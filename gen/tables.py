@@ -141,6 +141,53 @@ FOREIGN_TYPES = {
 }
 # Any other foreign type is only ever passed by pointer: an incomplete struct.
 
+# The core versions whose commands the ICD loader exports as symbols
+# (ocl-icd 2.3.1, the system's, predates OpenCL 3.1). A core command of a
+# later version has no loader symbol to link against: its wrapper takes the
+# function from the platform, as an extension command's does, and returns
+# CL_INVALID_OPERATION where the platform lacks it.
+LOADER_FEATURES = {
+    "CL_VERSION_1_0", "CL_VERSION_1_1", "CL_VERSION_1_2", "CL_VERSION_2_0",
+    "CL_VERSION_2_1", "CL_VERSION_2_2", "CL_VERSION_3_0",
+}
+
+# Features and extensions that every OpenCL header release provides
+# whatever CL_TARGET_OPENCL_VERSION says: their types and commands need no
+# condition in clgc/wrappers.h.
+ALWAYS_PROVIDED = {"CL_VERSION_1_0"}
+
+# Types that a later revision of a ratified extension added, with that
+# extension and revision: header releases that declare an earlier revision
+# define the extension's name but not the type. Found by the compile test
+# (tests/headers.sh): Debian 12's headers lack the first, v2024.10.24's
+# (cl_loader_layers 1.0.0) the second.
+TYPE_SINCE = {
+    "cl_semaphore_reimport_properties_khr": (
+        "cl_khr_external_semaphore_sync_fd", "1.0.0"),
+    "cl_layer_properties": ("cl_loader_layers", "1.0.1"),
+}
+
+# Experimental extensions: earlier revisions than the registry's whose C
+# signatures are the registry's, so that headers at those revisions get
+# the wrappers too (clgc/wrappers.h, CLGC_HAVE_<extension>). These are the
+# revisions of OpenCL-Headers v2024.10.24; tests/headers.sh compiles every
+# wrapper against that release and redeclares each command with its
+# wrapper's type, which fails on any difference.
+SAME_SIGNATURES = {
+    "cl_khr_command_buffer": ["0.9.5"],
+    "cl_khr_command_buffer_mutable_dispatch": ["0.9.3"],
+    "cl_khr_command_buffer_multi_device": ["0.9.1"],
+}
+
+# Extensions that header releases before the generated ones (2023.02.06,
+# Debian 12's, and earlier) declare without defining their name: the include
+# guard of the header that declares them there stands for it. The guards
+# of later releases are spelt differently.
+OLD_HEADER_GUARDS = {
+    "cl_khr_gl_event": "__OPENCL_CL_GL_H",
+    "cl_loader_layers": "OPENCL_CL_LAYER_H",
+}
+
 # Headers that declare everything else.
 CL_HEADERS = ["CL/cl.h", "CL/cl_ext.h", "CL/cl_gl.h", "CL/cl_egl.h", "CL/cl_layer.h"]
 
@@ -209,6 +256,18 @@ EXPORTS = {
             "clgc_closure_create", "clgc_closure_free", "clgc_command_call",
             "clgc_command_call_by_name",
         ]),
+        # The commands that OpenCL 3.1.1's registry added to 3.0.13's.
+        ("CLGC_1", [
+            "clCancelCommandsIMG", "clCommandSVMMemFillKHR",
+            "clCommandSVMMemcpyKHR", "clDeinitLayer",
+            "clGetICDLoaderInfoOCLICD", "clGetKernelSuggestedLocalWorkSize",
+            "clGetSVMPointerInfoKHR", "clGetSVMSuggestedTypeIndexKHR",
+            "clIcdGetFunctionAddressForPlatformKHR",
+            "clIcdSetPlatformDispatchDataKHR", "clInitLayerWithProperties",
+            "clReImportSemaphoreSyncFdKHR", "clRemapCommandBufferKHR",
+            "clSVMAllocWithPropertiesKHR", "clSVMFreeWithPropertiesKHR",
+            "clSetKernelArgDevicePointerEXT", "clSetPerfHintQCOM",
+        ], []),
     ],
     # The Boehm GC adapter (libclgc-boehm), a library of its own.
     "src/clgc-boehm.map": [

@@ -3,11 +3,16 @@
 
 /* Export macro, version and error codes shared by every clgc header. */
 
+/* The OpenCL version the program targets: any the OpenCL headers accept
+ * (100 to 300; 310 too in releases that know OpenCL 3.1, such as
+ * v2026.05.29; older ones warn and fall back to 300). Left undefined, it is
+ * 300, the newest that every supported header release knows, so that the
+ * program sees the same API whichever headers are installed and the
+ * headers print no note about a default. clgc/wrappers.h declares the
+ * wrappers of the versions the target includes, from the CL_VERSION_x_y
+ * macros the headers derive from it (docs/wrappers.md). */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
-#elif CL_TARGET_OPENCL_VERSION < 300
-/* clgc declares the whole OpenCL 3.0 API. */
-#error "clgc needs CL_TARGET_OPENCL_VERSION 300 (or undefined)"
 #endif
 
 #ifdef __cplusplus

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifdef HAVE_BDWGC
 /* For GC_set_thr_restart_signal; threads are registered explicitly. */
@@ -43,6 +42,7 @@
 #endif
 
 #include "../tests/refvm.h"
+#include "../tests/slow.h"
 #include "bench.h"
 #include "clgc.h"
 
@@ -74,26 +74,6 @@ struct race {
     int failed;
 };
 
-/* A program PoCL builds in about half a second here: 4^6 copies of a
- * statement. The constant makes the code unique, as PoCL's cache is keyed
- * on the preprocessed source. */
-static void
-gc_slow_source(char *buf, size_t size)
-{
-    static int count;
-
-    snprintf(buf, size,
-             "#define S a = a * b + 1.5f; b = b * a - x[1];\n"
-             "#define R4(s) s s s s\n"
-             "__kernel void slow(__global float *x)\n"
-             "{\n"
-             "    float a = x[0], b = x[1];\n"
-             "    R4(R4(R4(R4(R4(R4(S))))))\n"
-             "    x[2] = a + b + %ld.%df;\n"
-             "}\n",
-             (long)getpid(), count++);
-}
-
 static void
 gc_build_failed(struct race *r, cl_program program, cl_int err)
 {
@@ -117,7 +97,8 @@ gc_builder(void *arg)
     double t0;
 
     r->rt->thread_start();
-    gc_slow_source(src, sizeof(src));
+    /* About half a second of PoCL's time here: 4^6 statements. */
+    slow_source(src, sizeof(src), 6);
     program = clCreateProgramWithSource(r->context, 1, &p, NULL, &err);
     if (err != CL_SUCCESS)
         r->failed = 1;

@@ -141,9 +141,8 @@ bench_queue(int argc, char **argv)
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) != 0)
         return 1;
     r.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    r.queue = clgc_queue_create();
     r.each = each;
-    if (err != CL_SUCCESS || r.queue == NULL)
+    if (err != CL_SUCCESS || clgc_queue_create(&r.queue) != CLGC_OK)
         return 1;
     for (int k = 0; k < samples; k++)
         for (int w = 0; w < N_WAYS; w++) {

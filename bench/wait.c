@@ -8,7 +8,8 @@
  *
  *   raw     clWaitForEvents
  *   clgc    clgc_wait_for_events, default polling budget
- *   spin    clgc_wait_for_events polling until done (no callback)
+ *   spin    clgc_wait_for_events polling until done (the largest budget,
+ *           1 s: longer than any kernel here, so no callback)
  *   queue   clgc_event_post, poll() on the queue's fd, clgc_queue_drain
  *
  * and the table gives the wall time of a launch and wait, and the CPU time
@@ -105,7 +106,7 @@ sample(const struct launch *l, enum strategy s, long budget, int launches,
 {
     double t0 = bench_now_ns(), c0 = thread_cpu_us();
 
-    clgc_wait_set_poll_ns(s == SPIN ? 1000000000000L : budget);
+    clgc_wait_set_poll_ns(s == SPIN ? CLGC_WAIT_POLL_MAX_NS : budget);
     for (int i = 0; i < launches; i++) {
         cl_event ev;
 
@@ -221,9 +222,8 @@ bench_wait(int argc, char **argv)
         return 1;
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     l.queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
-    l.cq = clgc_queue_create();
     program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
-    if (l.cq == NULL ||
+    if (clgc_queue_create(&l.cq) != CLGC_OK ||
         clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)
         return 1;
     saxpy = clCreateKernel(program, "saxpy", &err);

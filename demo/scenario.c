@@ -19,7 +19,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +31,12 @@
 #define GC_NO_THREAD_REDIRECTS 1
 #include <gc/gc.h>
 
+#include "../tests/gcevents.h"
 #include "clgc/boehm.h"
 #endif
 
 #include "../tests/refvm.h"
+#include "../tests/slow.h"
 #include "clgc.h"
 #include "demo.h"
 
@@ -45,32 +46,17 @@
 
 /* The program: spin, whose one work item loops n times (on a CPU device
  * the kernel takes one core and leaves the other to the runtime's threads,
- * as a GPU would leave all), and slow, 4^5 copies of a statement that take
- * PoCL a few hundred ms to compile. PoCL caches builds by their source:
- * the constant makes each build new. */
-static void
-demo_source(char *buf, size_t size)
-{
-    static int count;
-
-    snprintf(buf, size,
-             "__kernel void spin(__global float *x, long n)\n"
-             "{\n"
-             "    float a = x[get_global_id(0)];\n"
-             "    for (long i = 0; i < n; i++)\n"
-             "        a = a * 0.999f + 0.5f;\n"
-             "    x[get_global_id(0)] = a;\n"
-             "}\n"
-             "#define S a = a * b + 1.5f; b = b * a - x[1];\n"
-             "#define R4(s) s s s s\n"
-             "__kernel void slow(__global float *x)\n"
-             "{\n"
-             "    float a = x[0], b = x[1];\n"
-             "    R4(R4(R4(R4(R4(S)))))\n"
-             "    x[2] = a + b + %ld.%df;\n"
-             "}\n",
-             (long)getpid(), count++);
-}
+ * as a GPU would leave all), and slow (tests/slow.h), 4^5 copies of a
+ * statement that take PoCL a few hundred ms to compile, and new in every
+ * build so that PoCL's cache cannot answer it. */
+static const char spin_source[] =
+    "__kernel void spin(__global float *x, long n)\n"
+    "{\n"
+    "    float a = x[get_global_id(0)];\n"
+    "    for (long i = 0; i < n; i++)\n"
+    "        a = a * 0.999f + 0.5f;\n"
+    "    x[get_global_id(0)] = a;\n"
+    "}\n";
 
 /* ------------------------------------------------------------------------
  * The runtimes, as the scenario's threads use them. */
@@ -86,7 +72,9 @@ struct demo_vm {
     /* Collections completed so far, counted by the collector while the
      * world is stopped. */
     unsigned long (*collections)(void);
-    int sees_suspensions; /* counts how often A is stopped */
+    /* How often the collector has stopped A, counted from A's start; NULL:
+     * the runtime cannot tell. */
+    unsigned long (*suspensions)(void);
 };
 
 /* One side's run. */
@@ -94,7 +82,7 @@ static struct {
     const struct demo_vm *vm;
     int raw;
     atomic_int busy, stop, started; /* busy: A is in OpenCL */
-    atomic_ulong ticks, suspensions;
+    atomic_ulong ticks;
     double longest_ms; /* the collector's own */
     long spin;         /* the long kernel's trips */
     cl_int err;
@@ -146,21 +134,6 @@ static const struct demo_vm vm_safepoint = {.name = "safepoint",
                                             .collections = refvm_collections};
 
 #ifdef HAVE_BDWGC
-/* A, while it runs; 0 before. */
-static atomic_ulong boehm_watched;
-
-/* bdwgc calls this on the collecting thread for each thread it stops with
- * its signal: a thread inside GC_do_blocking gets none. */
-static void GC_CALLBACK
-boehm_event(GC_EventType event, void *thread_id)
-{
-    unsigned long watched = atomic_load(&boehm_watched);
-
-    if (event == GC_EVENT_THREAD_SUSPENDED && watched != 0 &&
-        (unsigned long)(uintptr_t)thread_id == watched)
-        atomic_fetch_add(&run.suspensions, 1);
-}
-
 /* bdwgc's default restart signal, SIGXCPU, makes the LLVM inside PoCL
  * fail builds (docs/boehm.md): move it first. */
 static int
@@ -168,7 +141,7 @@ boehm_install(void)
 {
     GC_set_thr_restart_signal(SIGRTMIN + 2);
     GC_INIT();
-    GC_set_on_thread_event(boehm_event);
+    boehm_count_suspensions(); /* of A, while it runs (tests/gcevents.c) */
     return clgc_boehm_install(0);
 }
 
@@ -207,7 +180,7 @@ static const struct demo_vm vm_boehm = {.name = "boehm",
                                         .collect = GC_gcollect,
                                         .poll = nothing,
                                         .collections = boehm_collections,
-                                        .sees_suspensions = 1};
+                                        .suspensions = boehm_suspended};
 #endif
 
 const char *const demo_runtimes[] = {"none", "boehm", "safepoint"};
@@ -334,13 +307,13 @@ demo_find_device(const struct demo_options *opt, struct demo_result *out)
 static cl_int
 demo_build(const struct demo_calls *c, cl_program *keep)
 {
-    char src[1024];
-    const char *p = src;
+    char slow[1024];
+    const char *p[] = {spin_source, slow};
     cl_program program;
     cl_int err;
 
-    demo_source(src, sizeof(src));
-    program = c->create_program(cl.context, 1, &p, NULL, &err);
+    slow_source(slow, sizeof(slow), 5);
+    program = c->create_program(cl.context, 2, p, NULL, &err);
     if (err != CL_SUCCESS)
         return err;
     err = c->build(program, 1, &cl.device, "", NULL, NULL);
@@ -384,8 +357,7 @@ demo_open(const struct demo_options *opt, struct demo_result *out)
                                      sizeof(zero), &zero, &err);
     if (err == CL_SUCCESS)
         err = clgc_clSetKernelArg(cl.spin, 0, sizeof(cl.buf), &cl.buf);
-    cl.cq = clgc_queue_create();
-    if (err != CL_SUCCESS || cl.cq == NULL) {
+    if (err != CL_SUCCESS || clgc_queue_create(&cl.cq) != CLGC_OK) {
         fprintf(stderr, "clgc-demo: setting up %s failed (OpenCL error %d)\n",
                 out->device, err);
         return 1;
@@ -553,7 +525,7 @@ window_read(struct window *w)
 {
     w->collections = run.vm->collections ? run.vm->collections() : 0;
     w->ticks = atomic_load(&run.ticks);
-    w->suspensions = atomic_load(&run.suspensions);
+    w->suspensions = run.vm->suspensions ? run.vm->suspensions() : 0;
     w->ms = now_ms();
 }
 
@@ -597,7 +569,7 @@ opencl_thread(void *arg)
 
     run.vm->thread_start();
 #ifdef HAVE_BDWGC
-    atomic_store(&boehm_watched, (unsigned long)pthread_self());
+    boehm_watch(pthread_self());
 #endif
     while (atomic_load(&run.started) < helpers)
         vm_sleep(1);
@@ -611,7 +583,7 @@ opencl_thread(void *arg)
         s->kernel_wait = run.raw ? -1 : (int)clgc_wait_last_path();
     }
 #ifdef HAVE_BDWGC
-    atomic_store(&boehm_watched, 0);
+    boehm_unwatch();
 #endif
     run.vm->thread_stop();
 
@@ -620,7 +592,7 @@ opencl_thread(void *arg)
     s->build_collections = counts ? (long)build.collections : -1;
     s->kernel_collections = counts ? (long)kernel.collections : -1;
     s->ticks = (long)kernel.ticks;
-    s->suspensions = run.vm->sees_suspensions
+    s->suspensions = run.vm->suspensions != NULL
                          ? (long)(build.suspensions + kernel.suspensions)
                          : -1;
     return NULL;

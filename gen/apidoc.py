@@ -620,12 +620,15 @@ def dropin_page(h, included, listing):
     page = Page("clgc_" + h.topic, "include/clgc/" + h.name)
     page.purpose = "every clXxx name defined as clgc_clXxx"
     page.include = ["\\fB#include <clgc/%s>\\fR" % esc_code(h.name)]
-    defines = [d for d in h.decls() if d.kind == "macro"]
+    # Every mapping, those under the conditions of clgc/wrappers.h too.
+    defines = re.findall(r"^#define (cl\w+) clgc_\1$", h.text, re.M)
     page.synopsis = ["#define \\fIclName\\fR clgc_\\fIclName\\fR"]
     page.body = comment_roff(h.overview or []) + [
         ".PP",
-        "It defines %d such macros, one for each wrapper of" % len(defines),
-        ".BR clgc_wrappers (3),",
+        "It defines up to %d such macros, one for each wrapper that"
+        % len(defines),
+        ".BR clgc_wrappers (3)",
+        "declares with the OpenCL headers included,",
         "and includes \\fB<clgc.h>\\fR."]
     page.text = " ".join(h.overview or []) + " clgc/wrappers.h clgc.h"
     return page
@@ -688,8 +691,11 @@ def build(top):
     pages = []
     for name in names:
         h = parse(os.path.join(top, "include", "clgc", name), name)
-        m = re.search(r'#define CLGC_VERSION_STRING "([^"]*)"', h.text)
-        version = m.group(1) if m else version
+        # CLGC_VERSION_STRING is made from these three (clgc/common.h).
+        parts = [re.search(r"^#define CLGC_VERSION_%s (\d+)$" % p, h.text,
+                           re.M) for p in ("MAJOR", "MINOR", "PATCH")]
+        if all(parts):
+            version = ".".join(m.group(1) for m in parts)
         make = SUMMARIES.get(name, topic_page)
         pages.append(make(h, included, listing))
     _see_also(pages)

@@ -177,7 +177,7 @@ def _sep(t):
 
 def _dispatch_members(reg):
     ext = {n for names in DISPATCH_EXTENSIONS.values() for n in names}
-    return [c for c in reg.sorted if c.core or c.name in ext]
+    return [c for c in reg.sorted if not c.resolved or c.name in ext]
 
 
 def _check_tables(reg):
@@ -236,8 +236,10 @@ def stub_icd_c(reg):
     out += _HEADERS + [""]
     out += ["#include <stddef.h>", "#include <stdint.h>", ""]
     out += ["#include <%s>" % h for h in tables.CL_HEADERS]
-    out += ["#include <CL/cl_icd.h>", "", '#include "../stub/stub.h"', "",
-            "/* Stand-ins for types from platform headers Linux lacks. */"]
+    out += ["#include <CL/cl_icd.h>", "", '#include "../stub/stub.h"', ""]
+    for cond, text in reg.fallback_types():
+        out += ["#if !(%s)" % cond, text, "#endif"]
+    out += ["", "/* Stand-ins for types from platform headers Linux lacks. */"]
     out += list(reg.foreign_types().values()) + [""]
     for i, c in enumerate(reg.sorted):
         out += _stub_function(c, i)
@@ -249,10 +251,10 @@ def stub_icd_c(reg):
     out += ["};", "",
             "/* What the stub's extension lookup hands out, by name. */",
             "const struct stub_entry stub_extensions[] = {"]
-    for c in reg.extensions:
+    for c in reg.resolved:
         out.append('    {"%s", (stub_fn_t)stub_%s},' % (c.name, c.name))
     out += ["};", "const unsigned stub_n_extensions = %d;" % len(
-        reg.extensions), ""]
+        reg.resolved), ""]
     return "\n".join(out)
 
 
@@ -350,7 +352,7 @@ def _raw_callee(c):
     """The raw function for a command the stub never sees: the loader's
     for a core command, else the one clgc's resolver finds for a command
     without an object (the first platform's that has it)."""
-    if c.core:
+    if not c.resolved:
         return c.name
     args = ", ".join(p.type for p in c.params) or "void"
     return "((%s%s(CL_API_CALL *)(%s))test_first_function(\"%s\"))" % (
@@ -388,7 +390,7 @@ def _vendor(c):
     """(parameter index or -1, error for NULL) of the object clgc checks,
     for extension commands whose object is a parameter of its own."""
     obj = c.dispatch_object()
-    if c.core or obj is None or obj[1] == "0":
+    if not c.resolved or obj is None or obj[1] == "0":
         return -1, "0"
     # The expression is the parameter's name (older models: "a->name").
     expr = obj[0][3:] if obj[0].startswith("a->") else obj[0]
@@ -408,7 +410,7 @@ def _case(c, i):
     return ["    {\"%s\", %d, %s, %s," % (c.name, i, route,
                                           '"%s"' % why if why else "NULL"),
             "     %d, %d, %d, TEST_RESULT_%s, %d, %d," % (
-                int(not c.core), int(c.name in LOADER_EXTENSIONS),
+                int(c.resolved), int(c.name in LOADER_EXTENSIONS),
                 int(c.dispatch_object() is not None), _result_kind(c),
                 int(c.name in STUB_RESULT_OBJECTS), len(c.params)),
             "     {%s}," % kinds,
@@ -425,7 +427,7 @@ def forward_c(reg):
     # The library's generated header declares the platform-only wrappers
     # (clgc.h hides them on Linux) with their foreign stand-in types.
     out += ['#include "forward.h"', '#include "gen/commands.h"', ""]
-    if any(not c.core for c in reg.sorted if c.name in ANSWERED_ELSEWHERE):
+    if any(c.resolved for c in reg.sorted if c.name in ANSWERED_ELSEWHERE):
         out.append(_FIRST_FUNCTION)
     for c in reg.sorted:
         out += _call_function(c, "test_call_" + c.name, "clgc_" + c.name)

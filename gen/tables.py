@@ -9,6 +9,8 @@ generate.py read these tables and never test a command's name themselves.
 HANDWRITTEN = {
     "clGetExtensionFunctionAddress": "returns clgc_<name> for registry commands",
     "clGetExtensionFunctionAddressForPlatform": "returns clgc_<name> for registry commands",
+    "clSetEventCallback": "watches its callbacks for failures PoCL never calls back for (src/callback.c)",
+    "clSetUserEventStatus": "a failure set through clgc wakes the waits and the watcher (src/wait.c)",
 }
 
 # Commands that may block the calling thread for longer than a lock round
@@ -139,12 +141,51 @@ FOREIGN_TYPES = {
 }
 # Any other foreign type is only ever passed by pointer: an incomplete struct.
 
-# Commands in the registry that Debian's OpenCL headers (2023.02.06) do not
-# declare. clgc declares their wrappers itself from the registry.
-MISSING_FROM_HEADERS = {
-    "clSetContentSizeBufferPoCL",
-    "clEnqueueReadHostPipeINTEL",
-    "clEnqueueWriteHostPipeINTEL",
+# The core versions whose commands the ICD loader exports as symbols
+# (ocl-icd 2.3.1, the system's, predates OpenCL 3.1). A core command of a
+# later version has no loader symbol to link against: its wrapper takes the
+# function from the platform, as an extension command's does, and returns
+# CL_INVALID_OPERATION where the platform lacks it.
+LOADER_FEATURES = {
+    "CL_VERSION_1_0", "CL_VERSION_1_1", "CL_VERSION_1_2", "CL_VERSION_2_0",
+    "CL_VERSION_2_1", "CL_VERSION_2_2", "CL_VERSION_3_0",
+}
+
+# Features and extensions that every OpenCL header release provides
+# whatever CL_TARGET_OPENCL_VERSION says: their types and commands need no
+# condition in clgc/wrappers.h.
+ALWAYS_PROVIDED = {"CL_VERSION_1_0"}
+
+# Types that a later revision of a ratified extension added, with that
+# extension and revision: header releases that declare an earlier revision
+# define the extension's name but not the type. Found by the compile test
+# (tests/headers.sh): Debian 12's headers lack the first, v2024.10.24's
+# (cl_loader_layers 1.0.0) the second.
+TYPE_SINCE = {
+    "cl_semaphore_reimport_properties_khr": (
+        "cl_khr_external_semaphore_sync_fd", "1.0.0"),
+    "cl_layer_properties": ("cl_loader_layers", "1.0.1"),
+}
+
+# Experimental extensions: earlier revisions than the registry's whose C
+# signatures are the registry's, so that headers at those revisions get
+# the wrappers too (clgc/wrappers.h, CLGC_HAVE_<extension>). These are the
+# revisions of OpenCL-Headers v2024.10.24; tests/headers.sh compiles every
+# wrapper against that release and redeclares each command with its
+# wrapper's type, which fails on any difference.
+SAME_SIGNATURES = {
+    "cl_khr_command_buffer": ["0.9.5"],
+    "cl_khr_command_buffer_mutable_dispatch": ["0.9.3"],
+    "cl_khr_command_buffer_multi_device": ["0.9.1"],
+}
+
+# Extensions that header releases before the generated ones (2023.02.06,
+# Debian 12's, and earlier) declare without defining their name: the include
+# guard of the header that declares them there stands for it. The guards
+# of later releases are spelt differently.
+OLD_HEADER_GUARDS = {
+    "cl_khr_gl_event": "__OPENCL_CL_GL_H",
+    "cl_loader_layers": "OPENCL_CL_LAYER_H",
 }
 
 # Headers that declare everything else.
@@ -171,4 +212,65 @@ BASE_CTYPES = {
     "double": "DOUBLE",
     "UINT": "UINT32",
     "HANDLE": "POINTER",
+}
+
+# What each shared library exports, for its linker map (generate.py writes
+# both maps): one version node per interface version, oldest first, each
+# later one inheriting the one before, and every symbol named, so that a new
+# export lands in the node it is put in and never slips into a released one.
+# A node is (name, registry commands, hand-written calls): the first node
+# takes the wrappers (clgc_<command>) of every registry command that no later
+# node names, and says how many there are; a later node lists its commands
+# by name. generate.py stops when the registry's commands do not add up to
+# that (a cl.xml with new commands), and when a public header declares a
+# call that no node exports, or a node a call that no header declares.
+# tests/exports.sh checks that each library exports exactly its map.
+#
+# Once a version is released its node is frozen: a later call or command
+# goes in a new node, ("CLGC_1", ["clNewCommandKHR"], ["clgc_new_call"]),
+# with the -version-info bump that configure.ac describes.
+EXPORTS = {
+    "src/clgc.map": [
+        ("CLGC_0", 235, [
+            # versions and errors
+            "clgc_err_name", "clgc_strerror", "clgc_version",
+            # the runtime interface, safe regions, threads
+            "clgc_call_active", "clgc_call_safe", "clgc_runtime_current",
+            "clgc_runtime_data", "clgc_runtime_install",
+            "clgc_safepoint_barrier", "clgc_thread_attach",
+            "clgc_thread_attached", "clgc_thread_detach",
+            "clgc_thread_in_region", "clgc_thread_region_depth",
+            # command metadata
+            "clgc_command_at", "clgc_command_count", "clgc_command_find",
+            # waits and notifications
+            "clgc_event_notify", "clgc_wait_for_events",
+            "clgc_wait_get_poll_ns", "clgc_wait_last_path",
+            "clgc_wait_set_mode", "clgc_wait_set_poll_ns",
+            # completion queues
+            "clgc_event_post", "clgc_queue_close", "clgc_queue_create",
+            "clgc_queue_drain", "clgc_queue_fd", "clgc_queue_post",
+            # callbacks
+            "clgc_callback_error_take", "clgc_callback_fail",
+            "clgc_callbacks_defer", "clgc_callbacks_deferred_to",
+            # closures and generic calls (libffi)
+            "clgc_closure_create", "clgc_closure_free", "clgc_command_call",
+            "clgc_command_call_by_name",
+        ]),
+        # The commands that OpenCL 3.1.1's registry added to 3.0.13's.
+        ("CLGC_1", [
+            "clCancelCommandsIMG", "clCommandSVMMemFillKHR",
+            "clCommandSVMMemcpyKHR", "clDeinitLayer",
+            "clGetICDLoaderInfoOCLICD", "clGetKernelSuggestedLocalWorkSize",
+            "clGetSVMPointerInfoKHR", "clGetSVMSuggestedTypeIndexKHR",
+            "clIcdGetFunctionAddressForPlatformKHR",
+            "clIcdSetPlatformDispatchDataKHR", "clInitLayerWithProperties",
+            "clReImportSemaphoreSyncFdKHR", "clRemapCommandBufferKHR",
+            "clSVMAllocWithPropertiesKHR", "clSVMFreeWithPropertiesKHR",
+            "clSetKernelArgDevicePointerEXT", "clSetPerfHintQCOM",
+        ], []),
+    ],
+    # The Boehm GC adapter (libclgc-boehm), a library of its own.
+    "src/clgc-boehm.map": [
+        ("CLGC_0", 0, ["clgc_boehm_install"]),
+    ],
 }

@@ -28,8 +28,14 @@
 #include "clgc/callback.h"
 #include "internal.h"
 
-/* Callbacks registered on this thread go to this queue, or run at once. */
+/* Callbacks registered on this thread go to this queue, or run at once.
+ * The queue counts the threads deferring to it, so that it is not closed
+ * under them; a thread that exits deferring is uncounted by the key's
+ * destructor, whose value is the same queue. */
 static __thread clgc_queue_t *clgc__defer_to;
+static pthread_key_t clgc__defer_key;
+static pthread_once_t clgc__defer_once = PTHREAD_ONCE_INIT;
+static int clgc__defer_key_failed;
 
 static void clgc__run_deferred(struct clgc__item *it);
 
@@ -40,7 +46,7 @@ clgc__unref(struct clgc__callback *cb, unsigned k)
         return;
     if (cb->closure != NULL)
         clgc_closure_free(cb->closure); /* maybe from its own handler */
-    free(cb);
+    clgc__record_free(cb);
 }
 
 struct clgc__callback *
@@ -50,11 +56,12 @@ clgc__callback_new(const char *command, enum clgc__lifetime lifetime,
 {
     clgc_queue_t *queue = lifetime == CLGC__ONCE ? clgc__defer_to : NULL;
     struct clgc__callback *cb =
-        malloc(sizeof(*cb) + (queue != NULL ? argsize : 0));
+        clgc__record_alloc(sizeof(*cb) + (queue != NULL ? argsize : 0));
 
     if (cb == NULL)
         return NULL;
     *cb = (struct clgc__callback){.item.run = clgc__run_deferred,
+                                  .item.command = command,
                                   .run = run,
                                   .fn = fn,
                                   .data = data,
@@ -85,15 +92,14 @@ clgc__native_call(void *result, void *const *args, void *p)
 }
 
 struct clgc__callback *
-clgc__native_new(const char *command, clgc_function_t fn,
-                 clgc_function_t *code)
+clgc__native_new(const char *command, clgc_function_t fn, clgc_function_t *code)
 {
     struct clgc__callback *cb =
         clgc__callback_new(command, CLGC__ONCE_NOW, NULL, fn, NULL, 0);
 
     if (cb != NULL && clgc_closure_create("v(p)", clgc__native_call, cb,
                                           &cb->closure, code) != CLGC_OK) {
-        free(cb);
+        clgc__record_free(cb);
         cb = NULL;
     }
     return cb;
@@ -103,12 +109,11 @@ static void CL_CALLBACK
 clgc__context_gone(cl_context context, void *p)
 {
     (void)context;
-    free(p);
+    clgc__record_free(p);
 }
 
 void
-clgc__callback_registered(struct clgc__callback *cb, int ok,
-                          cl_context context)
+clgc__callback_registered(struct clgc__callback *cb, int ok, cl_context context)
 {
     int waiting = 0;
 
@@ -118,7 +123,7 @@ clgc__callback_registered(struct clgc__callback *cb, int ok,
         /* A context that OpenCL 3.0's destructor callback cannot tell us
          * about keeps its record (a few dozen bytes) for good. */
         if (!ok)
-            free(cb);
+            clgc__record_free(cb);
         else
             (void)clSetContextDestructorCallback(context, clgc__context_gone,
                                                  cb);
@@ -126,9 +131,9 @@ clgc__callback_registered(struct clgc__callback *cb, int ok,
     }
     /* A registering call that fails has not called, and will not call, the
      * callback (a failed build has called it already). */
-    if (!ok && __atomic_compare_exchange_n(&cb->state, &waiting, 2, 0,
-                                           __ATOMIC_ACQ_REL,
-                                           __ATOMIC_ACQUIRE)) {
+    if (!ok &&
+        __atomic_compare_exchange_n(&cb->state, &waiting, 2, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         if (cb->queue != NULL)
             clgc__queue_promise(cb->queue, -1);
         clgc__unref(cb, 2);
@@ -186,10 +191,45 @@ clgc__run_deferred(struct clgc__item *it)
     clgc__unref(cb, 1);
 }
 
+/* A thread exits deferring to q. A registration made by a later
+ * thread-exit destructor runs at once rather than promise to a queue that
+ * no longer counts this thread. */
+static void
+clgc__defer_gone(void *q)
+{
+    clgc__defer_to = NULL;
+    clgc__queue_deferring(q, -1);
+}
+
+static void
+clgc__defer_key_make(void)
+{
+    clgc__defer_key_failed =
+        pthread_key_create(&clgc__defer_key, clgc__defer_gone);
+}
+
 int
 clgc_callbacks_defer(clgc_queue_t *queue)
 {
+    clgc_queue_t *old = clgc__defer_to;
+
+    if (queue == old)
+        return CLGC_OK;
+    pthread_once(&clgc__defer_once, clgc__defer_key_make);
+    if (clgc__defer_key_failed)
+        return CLGC_ENOMEM;
+    /* Counted on the new queue before the old one is let go, and before
+     * this thread's registrations can promise anything to it. */
+    if (queue != NULL)
+        clgc__queue_deferring(queue, 1);
+    if (pthread_setspecific(clgc__defer_key, queue) != 0) {
+        if (queue != NULL)
+            clgc__queue_deferring(queue, -1);
+        return CLGC_ENOMEM;
+    }
     clgc__defer_to = queue;
+    if (old != NULL)
+        clgc__queue_deferring(old, -1);
     return CLGC_OK;
 }
 
@@ -197,4 +237,97 @@ clgc_queue_t *
 clgc_callbacks_deferred_to(void)
 {
     return clgc__defer_to;
+}
+
+/* clSetEventCallback, written by hand (gen/tables.py, HANDWRITTEN): its
+ * callbacks are registered through the watcher (watch.c), so that each is
+ * called once even for a failed command PoCL never calls back for, with
+ * the event's negative status, as OpenCL specifies for a terminated
+ * command; a deferred one then reaches its queue, which can close. */
+struct clgc__event_args {
+    cl_event event;
+    cl_int event_command_status;
+};
+
+static void
+clgc__run_event(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__event_args *v = p;
+
+    ((void(CL_CALLBACK *)(cl_event, cl_int, void *))cb->fn)(
+        v->event, v->event_command_status, cb->data);
+}
+
+/* A registration's watch, beside its record. */
+struct clgc__event_watch {
+    struct clgc__watch watch;
+    struct clgc__callback *cb;
+};
+
+static void
+clgc__event_watch_fire(struct clgc__watch *w, cl_event event, cl_int status)
+{
+    struct clgc__event_watch *e = (struct clgc__event_watch *)w;
+    struct clgc__event_args v = {event, status};
+    struct clgc__callback *cb = e->cb;
+
+    free(e);
+    clgc__callback_fire(cb, &v);
+}
+
+struct clgc__set_event_callback {
+    cl_event event;
+    cl_int type;
+    void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+    void *data;
+    cl_int ret;
+};
+
+static void *
+clgc__set_event_callback(void *p)
+{
+    struct clgc__set_event_callback *a = p;
+    struct clgc__event_watch *e;
+    struct clgc__callback *cb;
+    int fires;
+
+    if (a->fn == NULL) {
+        a->ret = clSetEventCallback(a->event, a->type, NULL, a->data);
+        return NULL;
+    }
+    cb = clgc__callback_new("clSetEventCallback", CLGC__ONCE, clgc__run_event,
+                            (clgc_function_t)a->fn, a->data,
+                            sizeof(struct clgc__event_args));
+    e = malloc(sizeof(*e));
+    if (cb == NULL || e == NULL) {
+        free(e);
+        if (cb != NULL)
+            clgc__callback_registered(cb, 0, NULL);
+        a->ret = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    *e = (struct clgc__event_watch){{clgc__event_watch_fire}, cb};
+    fires = clgc__watch_start(&e->watch, a->event, a->type, &a->ret);
+    if (!fires)
+        free(e);
+    clgc__callback_registered(cb, fires, NULL);
+    return NULL;
+}
+
+cl_int CL_API_CALL
+clgc_clSetEventCallback(
+    cl_event event, cl_int command_exec_callback_type,
+    void(CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status,
+                                  void *user_data),
+    void *user_data)
+{
+    struct clgc__set_event_callback a = {event, command_exec_callback_type,
+                                         pfn_notify, user_data, CL_SUCCESS};
+
+    if (!clgc__object_ok(event))
+        return CL_INVALID_EVENT;
+    /* In a region, as every wrapper: PoCL calls back inline for an event
+     * that is complete, and the callback re-enters the runtime. */
+    clgc_call_safe(clgc__set_event_callback, &a);
+    return a.ret;
 }

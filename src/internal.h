@@ -222,24 +222,66 @@ const void *clgc__first_object(cl_uint n, const void *const *objects);
 /* The CL_CONTEXT_PLATFORM of a property list (NULL if absent). */
 const void *clgc__properties_platform(const cl_context_properties *props);
 
-/* Flush the command queues of events (wait.c), as a wait must. */
-void clgc__flush_queues(cl_uint n, const cl_event *events);
+/* Events (event.c), for the features that wait for them. */
+
+/* Flush each event's command queue once, as a wait must (clSetEventCallback
+ * does not flush, and a command nobody flushed may never start), and check
+ * the list as clWaitForEvents does: CL_SUCCESS, CL_INVALID_EVENT for an
+ * event OpenCL does not know, CL_INVALID_CONTEXT for events of two
+ * contexts. */
+cl_int clgc__events_flush(cl_uint n, const cl_event *events);
+/* An event's execution status; CL_INVALID_EVENT if it cannot be read. */
+cl_int clgc__event_status(cl_event event);
+/* 1 when every event is complete or failed (or cannot be read). */
+int clgc__events_done(cl_uint n, const cl_event *events);
+/* clWaitForEvents' result for events that are done: CL_SUCCESS, or
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if one failed. */
+cl_int clgc__events_outcome(cl_uint n, const cl_event *events);
+
+/* The watcher (watch.c): an event callback that is sure to come, even where
+ * PoCL never calls back (a user event set to an error, and the commands
+ * that depend on it). A watch is delivered exactly once, by
+ * OpenCL's callback or by clgc's watcher thread, which looks at the status
+ * of the pending ones; OpenCL's callback is given an id, not the record, so
+ * one that comes after the delivery, or never, costs nothing. */
+struct clgc__watch {
+    /* Called once with the event and a status (OpenCL's, or the negative
+     * one the watcher saw), on OpenCL's thread, the watcher's, or inline
+     * in clgc__watch_start; the record is the callee's from then on. */
+    void (*fire)(struct clgc__watch *w, cl_event event, cl_int status);
+};
+/* Register w's callback on event for the execution status type
+ * (clSetEventCallback) and watch it: if the event fails first, fire gets
+ * the negative status, as OpenCL specifies for a terminated command.
+ * Returns 1 if fire has run or will run, 0 if it never will, with *err set
+ * to OpenCL's answer (or CL_OUT_OF_HOST_MEMORY). Any thread. */
+int clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
+                      cl_int *err);
+/* A failure was set through clgc: have the watcher look soon. Any thread. */
+void clgc__watch_kick(void);
 
 /* What a completion queue holds (queue.c): the first member of an event
  * notification, a deferred callback or a posted function. A drain calls
- * run, which owns the item from then on. */
+ * run, which owns the item from then on, inside a frame naming command
+ * (clgc__running_push), so that clgc_callback_fail in the handler records
+ * a failure of what posted it. */
 struct clgc__item {
     struct clgc__item *next;
     void (*run)(struct clgc__item *item);
-    int promised; /* counted by clgc__queue_promise until it has run */
+    const char *command; /* "clgc_event_post", an OpenCL command, ... */
+    int promised;        /* counted by clgc__queue_promise until it has run */
 };
 
 /* Push an item; promised: it was counted by clgc__queue_promise, which
  * keeps clgc_queue_close from closing the queue under a coming push (the
  * count drops once the item has run, so a close right after a drain never
- * sees it). */
+ * sees it). A push may be the last thing that keeps a queue open: after
+ * it, the pusher must not touch q again. */
 void clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised);
 void clgc__queue_promise(clgc_queue_t *q, int n);
+/* n threads more (or fewer) defer their callbacks to q (callback.c):
+ * clgc_queue_close refuses while any does. */
+void clgc__queue_deferring(clgc_queue_t *q, int n);
 
 /* The trampolines' records (callback.c; the generated wrappers of the
  * commands that take a callback use them). A record stands for one

@@ -1,44 +1,75 @@
-/* Completion queues (include/clgc/wait.h): items posted from any thread,
+/* Completion queues (include/clgc/queue.h): items posted from any thread,
  * run by the thread that drains the queue.
  *
  * Posting pushes onto a lock-free stack; only a push onto an empty stack
- * writes the eventfd, so any number of posts make one wakeup. The drainer
- * takes the whole stack at once and reverses it into completion order. An
- * item is anything that starts with a struct clgc__item: an event
- * notification (notify.c), a deferred OpenCL callback (callback.c), or a
- * function posted with clgc_queue_post. Running an item frees it. */
+ * writes the eventfd, so any number of posts make one wakeup. A drain
+ * reads the fd (clearing it), takes the whole stack at once, reverses it
+ * into completion order behind what an earlier bounded drain left, runs
+ * up to max items, and writes the fd again if any are left: whatever max
+ * was, the fd is readable while anything is pending (a push after the
+ * take finds the stack empty and writes it itself). An item is anything
+ * that starts with a struct clgc__item: an event notification (notify.c),
+ * a deferred OpenCL callback (callback.c), or a function posted with
+ * clgc_queue_post. Running an item frees it.
+ *
+ * When a queue may be freed. A push publishes its item and only then
+ * writes the fd, so the owner can run the item, see nothing outstanding
+ * and close while the pusher has yet to write. Pushers therefore count
+ * themselves in `pushing` around the publish and the write, and close,
+ * once it has run everything and seen nothing promised, waits for that
+ * count to drop to zero: a pusher whose item the close (or an earlier
+ * drain) took had counted itself before publishing, so the close cannot
+ * miss it, and the wait is a few instructions and one write(2) long.
+ * Completions still to come are `outstanding` (promised by notify.c and
+ * callback.c when the event or callback is registered, until the item has
+ * run), and threads that defer their callbacks here are `deferring`
+ * (callback.c): close refuses while either is non-zero.
+ *
+ * One drainer at a time: `draining` is taken by a drain and by a close,
+ * and a drain or close that finds it taken (another thread's, or the one
+ * running the calling handler) returns CLGC_EDRAINING. */
 
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "clgc/wait.h"
+#include "clgc/queue.h"
 #include "internal.h"
 
 struct clgc_queue {
-    int fd;                           /* eventfd: readable while pending */
+    int fd;                            /* eventfd: readable while pending */
     struct clgc__item *_Atomic pushed; /* newest first */
-    struct clgc__item *ready;         /* the drainer's, oldest first */
-    atomic_uint outstanding;          /* promised, not yet run */
+    struct clgc__item *ready, **tail;  /* the drainer's, oldest first */
+    atomic_uint outstanding;           /* promised, not yet run */
+    atomic_uint pushing;               /* pushes between publish and write */
+    atomic_uint deferring;             /* threads deferring callbacks here */
+    atomic_int draining;               /* a drain or close is running */
 };
 
-clgc_queue_t *
-clgc_queue_create(void)
+int
+clgc_queue_create(clgc_queue_t **queue)
 {
-    clgc_queue_t *q = calloc(1, sizeof(*q));
+    clgc_queue_t *q;
 
+    if (queue == NULL)
+        return CLGC_EINVAL;
+    q = calloc(1, sizeof(*q));
     if (q == NULL)
-        return NULL;
+        return CLGC_ENOMEM;
     q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (q->fd < 0) {
         int err = errno;
 
         free(q);
         errno = err;
-        return NULL;
+        return CLGC_ESYSTEM;
     }
-    return q;
+    q->tail = &q->ready;
+    *queue = q;
+    return CLGC_OK;
 }
 
 int
@@ -54,18 +85,39 @@ clgc__queue_promise(clgc_queue_t *q, int n)
 }
 
 void
-clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised)
+clgc__queue_deferring(clgc_queue_t *q, int n)
 {
-    struct clgc__item *old = atomic_load(&q->pushed);
+    atomic_fetch_add(&q->deferring, (unsigned)n);
+}
+
+/* Make the fd readable. It fails only when the counter is at its
+ * maximum, which is readable already. */
+static void
+clgc__wake(const clgc_queue_t *q)
+{
     uint64_t one = 1;
 
+    if (write(q->fd, &one, sizeof(one)) < 0)
+        return;
+}
+
+void
+clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised)
+{
+    struct clgc__item *old;
+
     it->promised = promised;
+    /* Counted before the item can be seen, uncounted after the last touch
+     * of q: see "When a queue may be freed" above. */
+    atomic_fetch_add(&q->pushing, 1);
+    old = atomic_load(&q->pushed);
     do
         it->next = old;
     while (!atomic_compare_exchange_weak(&q->pushed, &old, it));
     /* Only the push onto an empty stack wakes the loop: wakeups coalesce. */
-    if (old == NULL && write(q->fd, &one, sizeof(one)) < 0)
-        return; /* the counter is at its maximum: already readable */
+    if (old == NULL)
+        clgc__wake(q);
+    atomic_fetch_sub(&q->pushing, 1);
 }
 
 struct clgc__posted {
@@ -80,7 +132,7 @@ clgc__run_posted(struct clgc__item *it)
     struct clgc__posted *p = (struct clgc__posted *)it;
 
     p->fn(p->data);
-    free(p);
+    clgc__record_free(p);
 }
 
 int
@@ -90,51 +142,88 @@ clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data), void *data)
 
     if (queue == NULL || fn == NULL)
         return CLGC_EINVAL;
-    p = malloc(sizeof(*p));
+    p = clgc__record_alloc(sizeof(*p));
     if (p == NULL)
         return CLGC_ENOMEM;
-    *p = (struct clgc__posted){{NULL, clgc__run_posted, 0}, fn, data};
+    *p = (struct clgc__posted){
+        .item = {.run = clgc__run_posted, .command = "clgc_queue_post"},
+        .fn = fn,
+        .data = data};
     clgc__queue_push(queue, &p->item, 0);
     return CLGC_OK;
 }
 
-unsigned
-clgc_queue_drain(clgc_queue_t *q, unsigned max)
+/* Take the drainer's flag, or say who has it. */
+static int
+clgc__take(clgc_queue_t *q)
 {
-    struct clgc__item *it, *fifo = NULL;
+    int no = 0;
+
+    return atomic_compare_exchange_strong(&q->draining, &no, 1)
+               ? CLGC_OK
+               : CLGC_EDRAINING;
+}
+
+/* Run up to max items, with the flag taken; returns how many ran. */
+static int
+clgc__drain(clgc_queue_t *q, unsigned max)
+{
+    struct clgc__item *it, *fifo = NULL, **tail = NULL;
     unsigned ran = 0;
-    uint64_t count;
 
-    if (q == NULL)
-        return 0;
-    /* Clear the fd first: a push after this makes it readable again. */
-    if (read(q->fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-        return 0;
-    if (q->ready == NULL) {
-        for (it = atomic_exchange(&q->pushed, NULL); it != NULL;) {
-            struct clgc__item *next = it->next;
+    for (it = atomic_exchange(&q->pushed, NULL); it != NULL;) {
+        struct clgc__item *next = it->next;
 
-            it->next = fifo;
-            fifo = it;
-            it = next;
-        }
-        q->ready = fifo;
+        if (tail == NULL)
+            tail = &it->next; /* the newest ends the new part */
+        it->next = fifo;
+        fifo = it;
+        it = next;
     }
-    while ((it = q->ready) != NULL && (max == 0 || ran < max)) {
+    if (fifo != NULL) {
+        *q->tail = fifo;
+        q->tail = tail;
+    }
+    while ((it = q->ready) != NULL && (max == 0 || ran < max) &&
+           ran < INT_MAX) {
+        struct clgc__running running;
         int promised = it->promised;
 
         q->ready = it->next;
+        if (q->ready == NULL)
+            q->tail = &q->ready;
+        /* clgc_callback_fail in the handler records a failure of what
+         * posted the item. */
+        clgc__running_push(&running, it->command);
         it->run(it); /* frees it */
+        clgc__running_pop(&running);
         if (promised)
             atomic_fetch_sub(&q->outstanding, 1);
         ran++;
     }
     /* Some left for the next drain: keep the fd readable. */
-    if (q->ready != NULL) {
-        count = 1;
-        if (write(q->fd, &count, sizeof(count)) < 0)
-            return ran;
-    }
+    if (q->ready != NULL)
+        clgc__wake(q);
+    return (int)ran;
+}
+
+int
+clgc_queue_drain(clgc_queue_t *q, unsigned max)
+{
+    uint64_t count;
+    int ran;
+
+    if (q == NULL)
+        return CLGC_EINVAL;
+    if (clgc__take(q) != CLGC_OK)
+        return CLGC_EDRAINING;
+    /* Clear the fd first: a push after this makes it readable again. */
+    if (read(q->fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+        ran = CLGC_ESYSTEM;
+    else
+        ran = clgc__drain(q, max);
+    atomic_store(&q->draining, 0);
+    /* After the flag is down: the runtime's hook may drain again. */
     clgc__hand_errors();
     return ran;
 }
@@ -142,13 +231,40 @@ clgc_queue_drain(clgc_queue_t *q, unsigned max)
 int
 clgc_queue_close(clgc_queue_t *q)
 {
+    int busy;
+
     if (q == NULL)
         return CLGC_EINVAL;
-    while (clgc_queue_drain(q, 0) != 0)
-        ;
-    if (atomic_load(&q->outstanding) != 0)
+    if (clgc__take(q) != CLGC_OK)
+        return CLGC_EDRAINING;
+    /* One pass: a handler that posts to its own queue on every run must
+     * not keep the close from returning. What it posted keeps the queue
+     * open (busy below). The fd is not read: it is about to go, or stays
+     * readable for what is left. */
+    (void)clgc__drain(q, 0);
+    /* Deferring before outstanding: a thread registers (promises) before
+     * it stops deferring, so once it is seen gone its promises are seen. */
+    busy = atomic_load(&q->deferring) != 0 ||
+           atomic_load(&q->outstanding) != 0 ||
+           atomic_load(&q->pushed) != NULL || q->ready != NULL;
+    if (!busy) {
+        /* Let the pushes whose items have run return before q goes.
+         * Nothing promised is left, so a push the close has not seen is a
+         * post the caller let overlap the close, which may have published
+         * meanwhile: look again. Not done when the queue stays open
+         * anyway, so that pushes that keep coming cannot hold up a close
+         * that refuses. */
+        while (atomic_load(&q->pushing) != 0)
+            sched_yield();
+        busy = atomic_load(&q->pushed) != NULL;
+    }
+    if (busy) {
+        atomic_store(&q->draining, 0);
+        clgc__hand_errors();
         return CLGC_EBUSY;
+    }
     close(q->fd);
     free(q);
+    clgc__hand_errors();
     return CLGC_OK;
 }

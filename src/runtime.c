@@ -40,7 +40,8 @@ static const int clgc__never_stop;
 /* How much of a clgc_runtime_t each version has. */
 static const size_t clgc__runtime_size[CLGC_RUNTIME_VERSION + 1] = {
     0, offsetof(clgc_runtime_t, flags),
-    offsetof(clgc_runtime_t, callback_failed), sizeof(clgc_runtime_t)};
+    offsetof(clgc_runtime_t, callback_failed),
+    offsetof(clgc_runtime_t, record_alloc), sizeof(clgc_runtime_t)};
 
 /* Detaches a thread that exits while attached. */
 static pthread_key_t clgc__exit_key;
@@ -68,10 +69,14 @@ clgc__safepoint_form(const clgc_runtime_t *rt)
            rt->safepoint != NULL;
 }
 
-/* The forms exclude each other, and the safepoint form is all or nothing. */
+/* The forms exclude each other, the safepoint form is all or nothing, and
+ * so are the record hooks: a record is freed by the allocator that made
+ * it. */
 static int
 clgc__runtime_valid(const clgc_runtime_t *rt)
 {
+    if ((rt->record_alloc == NULL) != (rt->record_free == NULL))
+        return 0;
     if (!clgc__safepoint_form(rt))
         return 1;
     return rt->thread_state != NULL && rt->stop_requested != NULL &&
@@ -393,14 +398,74 @@ clgc_thread_in_region(void)
     return (int)(clgc__self.region & CLGC__SAFE);
 }
 
+/* With record hooks, each record starts with a header that says which
+ * allocator made it: the runtime's, or malloc for a record made on a
+ * thread the runtime does not know. The header keeps the record aligned
+ * as max_align_t. */
+union clgc__record_header {
+    int from_runtime;
+    max_align_t align;
+};
+
+struct clgc__record_request {
+    const clgc_runtime_t *rt;
+    size_t size;
+};
+
+static void *
+clgc__record_alloc_active(void *p)
+{
+    const struct clgc__record_request *r = p;
+
+    return r->rt->record_alloc(r->size, r->rt->data);
+}
+
 void *
 clgc__record_alloc(size_t size)
 {
-    return malloc(size);
+    const clgc_runtime_t *rt = clgc__runtime();
+    struct clgc__thread *t = &clgc__self;
+    struct clgc__record_request r = {rt, 0};
+    union clgc__record_header *h;
+    void *mem = NULL;
+    int from_runtime;
+
+    if (CLGC_LIKELY(rt->record_alloc == NULL))
+        return malloc(size);
+    if (size > (size_t)-1 - sizeof(*h))
+        return NULL;
+    r.size = sizeof(*h) + size;
+    /* Inside a region the thread is known (regions are entered only on
+     * known threads); outside one, ask without attaching: a thread the
+     * runtime does not know gets a malloc'd record, as its wrappers run
+     * outside any region and attach nothing. */
+    from_runtime = (t->region & CLGC__SAFE) || clgc__thread_setup(t, rt);
+    if (!from_runtime)
+        mem = malloc(r.size);
+    else if (clgc_call_active(clgc__record_alloc_active, &r, &mem) != CLGC_OK)
+        mem = NULL;
+    if (mem == NULL)
+        return NULL;
+    h = mem;
+    h->from_runtime = from_runtime;
+    return h + 1;
 }
 
 void
 clgc__record_free(void *record)
 {
-    free(record);
+    const clgc_runtime_t *rt = clgc__runtime();
+    union clgc__record_header *h;
+
+    if (record == NULL)
+        return;
+    if (CLGC_LIKELY(rt->record_free == NULL)) {
+        free(record);
+        return;
+    }
+    h = (union clgc__record_header *)record - 1;
+    if (h->from_runtime)
+        rt->record_free(h, rt->data);
+    else
+        free(h);
 }

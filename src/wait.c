@@ -9,16 +9,23 @@
  *
  * The record the callbacks share is a slot of a static pool, not the
  * waiter's stack frame: PoCL 3.1 never calls back for a user event that is
- * set to an error status, so a callback may come after its wait has
- * returned, or never. A slot is reference-counted by its waiter and every
- * callback registered on it, each dropping its reference as its last touch,
- * and returns to the pool at zero. The waiter also wakes now and then to
- * look at the events itself (clgc__sleep), so a callback that never comes
- * cannot hold it. A slot whose callback never comes stays taken; when
- * the pool is empty a wait falls back to the driver's clWaitForEvents. */
+ * set to an error status (nor for what depends on it), so a callback may
+ * come after its wait has returned, or never. The callbacks are therefore
+ * not given the slot but a handle, the slot's index and its generation,
+ * in the pointer's bits. A slot's state word packs its generation and the
+ * callbacks still to come; a callback decrements it only while the
+ * generation is its own, and the waiter moves the generation on when it
+ * returns. So the slot is free the moment its wait returns, whatever
+ * OpenCL does later, and a late callback finds a generation not its own
+ * and touches nothing but the static pool. The waiter also wakes now and
+ * then to look at the events itself (clgc__sleep), and at once when a
+ * failure is set through clgc_clSetUserEventStatus, so a callback that
+ * never comes cannot hold it. Only more than 512 waits at once fall back
+ * to the driver's clWaitForEvents. */
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -36,18 +43,22 @@
 
 static atomic_int clgc__wait_mode = CLGC_WAIT_COOPERATIVE;
 static atomic_long clgc__poll_ns = CLGC__DEFAULT_POLL_NS;
-static pthread_once_t clgc__wait_env_once = PTHREAD_ONCE_INIT;
+static pthread_once_t clgc__wait_once = PTHREAD_ONCE_INIT;
 static __thread clgc_wait_path_t clgc__last_path;
 
 /* A wait's record, shared with its callbacks. */
 struct clgc__wait_slot {
-    unsigned refs;    /* the waiter's, and one per registered callback */
-    unsigned pending; /* callbacks to come, plus one held by the waiter */
-    int fired;        /* futex word: the last callback has run */
+    uint64_t state; /* generation << 32 | callbacks to come (+1, the waiter) */
+    unsigned seq;   /* futex word: moves whenever the waiter should look */
+    int taken;      /* a wait owns the slot */
 };
 
-/* More waits than can be in progress at once in any program. */
+/* More waits than can be in progress at once in any program. A handle is
+ * index | generation << CLGC__HANDLE_SHIFT; where a pointer is narrower
+ * than 48 bits, the generation is compared in the bits that fit. */
 #define CLGC__WAIT_SLOTS 512
+#define CLGC__HANDLE_SHIFT 16
+#define CLGC__GEN_MASK ((uint32_t)(UINTPTR_MAX >> CLGC__HANDLE_SHIFT))
 static struct clgc__wait_slot clgc__slots[CLGC__WAIT_SLOTS];
 static __thread unsigned clgc__slot_hint;
 
@@ -62,8 +73,24 @@ struct clgc__wait_args {
     cl_int ret;
 };
 
+/* fork(2) leaves only the forking thread in the child, and it is not
+ * waiting: the slots of the parent's other waiters would stay taken for
+ * good. Free them in the child, moving their generation on. */
 static void
-clgc__wait_env(void)
+clgc__wait_forked(void)
+{
+    for (unsigned i = 0; i < CLGC__WAIT_SLOTS; i++) {
+        struct clgc__wait_slot *w = &clgc__slots[i];
+
+        if (w->taken) {
+            w->state = (uint64_t)((uint32_t)(w->state >> 32) + 1) << 32;
+            w->taken = 0;
+        }
+    }
+}
+
+static void
+clgc__wait_init(void)
 {
     const char *mode = getenv("CLGC_WAIT");
     const char *poll = getenv("CLGC_WAIT_POLL_NS");
@@ -72,11 +99,15 @@ clgc__wait_env(void)
 
     if (mode != NULL && strcmp(mode, "blocking") == 0)
         atomic_store(&clgc__wait_mode, CLGC_WAIT_BLOCKING);
+    /* Out of range (strtol saturates at LONG_MAX) or malformed: ignored,
+     * as clgc_wait_set_poll_ns would refuse it. */
     if (poll != NULL) {
         ns = strtol(poll, &end, 10);
-        if (*poll != '\0' && *end == '\0' && ns >= 0)
+        if (*poll != '\0' && *end == '\0' && ns >= 0 &&
+            ns <= CLGC_WAIT_POLL_MAX_NS)
             atomic_store(&clgc__poll_ns, ns);
     }
+    (void)pthread_atfork(NULL, NULL, clgc__wait_forked);
 }
 
 int
@@ -84,7 +115,7 @@ clgc_wait_set_mode(clgc_wait_mode_t mode)
 {
     if (mode != CLGC_WAIT_COOPERATIVE && mode != CLGC_WAIT_BLOCKING)
         return CLGC_EINVAL;
-    pthread_once(&clgc__wait_env_once, clgc__wait_env);
+    pthread_once(&clgc__wait_once, clgc__wait_init);
     atomic_store(&clgc__wait_mode, mode);
     return CLGC_OK;
 }
@@ -92,9 +123,9 @@ clgc_wait_set_mode(clgc_wait_mode_t mode)
 int
 clgc_wait_set_poll_ns(long ns)
 {
-    if (ns < 0)
+    if (ns < 0 || ns > CLGC_WAIT_POLL_MAX_NS)
         return CLGC_EINVAL;
-    pthread_once(&clgc__wait_env_once, clgc__wait_env);
+    pthread_once(&clgc__wait_once, clgc__wait_init);
     atomic_store(&clgc__poll_ns, ns);
     return CLGC_OK;
 }
@@ -102,7 +133,7 @@ clgc_wait_set_poll_ns(long ns)
 long
 clgc_wait_get_poll_ns(void)
 {
-    pthread_once(&clgc__wait_env_once, clgc__wait_env);
+    pthread_once(&clgc__wait_once, clgc__wait_init);
     return atomic_load(&clgc__poll_ns);
 }
 
@@ -121,22 +152,46 @@ clgc__now_ns(void)
     return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
+/* One callback of generation gen has come: 1 if it was the last. Nothing
+ * if the slot has moved on to another generation (the wait it was for has
+ * returned) or, defensively, has nothing pending. */
+static int
+clgc__slot_count_down(struct clgc__wait_slot *w, uint32_t gen)
+{
+    uint64_t s = __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
+
+    do {
+        if (((uint32_t)(s >> 32) & CLGC__GEN_MASK) != gen || (uint32_t)s == 0)
+            return 0;
+    } while (!__atomic_compare_exchange_n(&w->state, &s, s - 1, 1,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    return (uint32_t)s == 1;
+}
+
+/* Make the slot's waiter look: its futex word moves, so a wake that comes
+ * before it sleeps is not lost. A spurious wake is harmless. */
+static void
+clgc__slot_wake(struct clgc__wait_slot *w)
+{
+    __atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &w->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* PoCL runs this on its own thread, or inline in clSetEventCallback when
  * the event is already complete. It is told CL_COMPLETE even when the
  * command failed: the waiter reads the real status afterwards. */
 static void CL_CALLBACK
-clgc__wait_fired(cl_event event, cl_int status, void *p)
+clgc__wait_fired(cl_event event, cl_int status, void *handle)
 {
-    struct clgc__wait_slot *w = p;
+    uintptr_t h = (uintptr_t)handle;
+    unsigned index = h & ((1u << CLGC__HANDLE_SHIFT) - 1);
 
     (void)event;
     (void)status;
-    if (__atomic_sub_fetch(&w->pending, 1, __ATOMIC_ACQ_REL) == 0) {
-        __atomic_store_n(&w->fired, 1, __ATOMIC_RELEASE);
-        syscall(SYS_futex, &w->fired, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    }
-    /* The last touch: at zero the slot may be taken by another wait. */
-    __atomic_sub_fetch(&w->refs, 1, __ATOMIC_RELEASE);
+    if (index < CLGC__WAIT_SLOTS &&
+        clgc__slot_count_down(&clgc__slots[index],
+                              (uint32_t)(h >> CLGC__HANDLE_SHIFT)))
+        clgc__slot_wake(&clgc__slots[index]);
 }
 
 /* A free slot, or NULL when every slot is taken. */
@@ -146,101 +201,82 @@ clgc__slot_take(void)
     for (unsigned i = 0; i < CLGC__WAIT_SLOTS; i++) {
         unsigned k = (clgc__slot_hint + i) % CLGC__WAIT_SLOTS;
         struct clgc__wait_slot *w = &clgc__slots[k];
-        unsigned none = 0;
+        int no = 0;
 
-        if (__atomic_compare_exchange_n(&w->refs, &none, 1, 0, __ATOMIC_ACQUIRE,
+        if (__atomic_compare_exchange_n(&w->taken, &no, 1, 0, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
             clgc__slot_hint = k;
-            w->fired = 0;
             return w;
         }
     }
     return NULL;
 }
 
-/* Flush each event's queue once: clSetEventCallback does not flush, and a
- * command nobody flushed may never start. User events have no queue. */
-void
-clgc__flush_queues(cl_uint n, const cl_event *events)
+/* The wait is over: the next generation, which no callback has a handle
+ * for, and the slot is free. */
+static void
+clgc__slot_give_back(struct clgc__wait_slot *w, uint32_t gen)
 {
-    cl_command_queue last = NULL;
-
-    for (cl_uint i = 0; i < n; i++) {
-        cl_command_queue queue = NULL;
-
-        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_QUEUE, sizeof(queue),
-                           &queue, NULL) == CL_SUCCESS &&
-            queue != NULL && queue != last) {
-            clFlush(queue);
-            last = queue;
-        }
-    }
+    __atomic_store_n(&w->state, (uint64_t)(uint32_t)(gen + 1) << 32,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&w->taken, 0, __ATOMIC_RELEASE);
 }
 
-/* 1 when every event is complete or failed. */
-static int
-clgc__all_done(cl_uint n, const cl_event *events)
+/* Wake every sleeping wait to look at its events: a failure was set
+ * through clgc, and PoCL will not call back for it. Rare; a look at a
+ * slot that has no waiter, or whose events are not done, is harmless. */
+static void
+clgc__wait_kick(void)
 {
-    for (cl_uint i = 0; i < n; i++) {
-        cl_int status = CL_QUEUED;
-
-        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
-                           sizeof(status), &status, NULL) != CL_SUCCESS)
-            return 1; /* cannot tell: the caller asks the driver to wait */
-        if (status > CL_COMPLETE)
-            return 0;
-    }
-    return 1;
-}
-
-/* clWaitForEvents' result from the events' final status. */
-static cl_int
-clgc__outcome(cl_uint n, const cl_event *events)
-{
-    for (cl_uint i = 0; i < n; i++) {
-        cl_int status = CL_QUEUED;
-
-        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
-                           sizeof(status), &status, NULL) != CL_SUCCESS ||
-            status < 0)
-            return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    }
-    return CL_SUCCESS;
+    for (unsigned i = 0; i < CLGC__WAIT_SLOTS; i++)
+        if (__atomic_load_n(&clgc__slots[i].taken, __ATOMIC_ACQUIRE))
+            clgc__slot_wake(&clgc__slots[i]);
 }
 
 static int
 clgc__poll(cl_uint n, const cl_event *events, long budget)
 {
+    /* budget <= CLGC_WAIT_POLL_MAX_NS: the sum cannot overflow. */
     long deadline = clgc__now_ns() + budget;
 
     do {
-        if (clgc__all_done(n, events))
+        if (clgc__events_done(n, events))
             return 1;
     } while (clgc__now_ns() < deadline);
     return 0;
 }
 
+static int
+clgc__slot_fired(const struct clgc__wait_slot *w)
+{
+    return (uint32_t)__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) == 0;
+}
+
 /* Sleep until the last callback has fired, or the events are all done
- * without it. The waiter looks at the events itself after 100 ms, then at
- * doubling intervals up to 1.6 s: a wait wakes a handful of times at most
- * (each wakeup cost a 100 ms wait as much CPU as the raw wait's whole
- * spend, with 10 ms), and a failure PoCL does not call back for is seen
- * within 100 ms or the time waited so far. */
+ * without it. The waiter looks at the events itself whenever it is woken
+ * without the last callback (a failure set through clgc wakes it), and
+ * after 100 ms, then at doubling intervals up to 1.6 s: a wait wakes a
+ * handful of times at most (each wakeup cost a 100 ms wait as much CPU as
+ * the raw wait's whole spend, with 10 ms), and a failure PoCL does not
+ * call back for is seen within 100 ms or the time waited so far. */
 static void
-clgc__sleep(struct clgc__wait_slot *w, cl_uint n, const cl_event *events)
+clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
+            const cl_event *events)
 {
     long interval = CLGC__RECHECK_NS;
 
-    while (!__atomic_load_n(&w->fired, __ATOMIC_ACQUIRE)) {
+    for (;;) {
         struct timespec recheck = {interval / 1000000000L,
                                    interval % 1000000000L};
 
-        syscall(SYS_futex, &w->fired, FUTEX_WAIT_PRIVATE, 0, &recheck, NULL, 0);
-        if (!__atomic_load_n(&w->fired, __ATOMIC_ACQUIRE) &&
-            clgc__all_done(n, events))
+        if (clgc__slot_fired(w))
+            return;
+        syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &recheck, NULL, 0);
+        if (!clgc__slot_fired(w) && clgc__events_done(n, events))
             return;
         if (interval < CLGC__RECHECK_MAX_NS)
             interval *= 2;
+        seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
     }
 }
 
@@ -252,25 +288,32 @@ clgc__sleep_until_fired(cl_uint n, const cl_event *events)
 {
     struct clgc__wait_slot *w = clgc__slot_take();
     int all_registered = 1;
+    unsigned seq;
+    uint32_t gen;
+    void *handle;
 
     if (w == NULL)
         return 0;
-    __atomic_store_n(&w->pending, n + 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&w->refs, n, __ATOMIC_RELAXED);
+    /* The futex word before anything can move it: a kick from here on
+     * makes the first sleep return at once. */
+    seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+    gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
+    handle = (void *)(((uintptr_t)gen << CLGC__HANDLE_SHIFT) |
+                      (uintptr_t)(w - clgc__slots));
+    __atomic_store_n(&w->state, ((uint64_t)gen << 32) | ((uint64_t)n + 1),
+                     __ATOMIC_RELEASE);
     for (cl_uint i = 0; i < n; i++) {
-        if (clSetEventCallback(events[i], CL_COMPLETE, clgc__wait_fired, w) !=
-            CL_SUCCESS) {
-            __atomic_sub_fetch(&w->pending, 1, __ATOMIC_ACQ_REL);
-            __atomic_sub_fetch(&w->refs, 1, __ATOMIC_RELEASE);
+        if (clSetEventCallback(events[i], CL_COMPLETE, clgc__wait_fired,
+                               handle) != CL_SUCCESS) {
+            clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
             all_registered = 0;
         }
     }
     /* The waiter's own share: if it is the last, every callback has
      * already fired. */
-    if (__atomic_sub_fetch(&w->pending, 1, __ATOMIC_ACQ_REL) != 0 &&
-        all_registered)
-        clgc__sleep(w, n, events);
-    __atomic_sub_fetch(&w->refs, 1, __ATOMIC_RELEASE);
+    if (!clgc__slot_count_down(w, gen & CLGC__GEN_MASK) && all_registered)
+        clgc__sleep(w, seq, n, events);
+    clgc__slot_give_back(w, gen);
     return all_registered;
 }
 
@@ -279,7 +322,9 @@ clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
 
-    clgc__flush_queues(a->n, a->events);
+    a->ret = clgc__events_flush(a->n, a->events);
+    if (a->ret != CL_SUCCESS)
+        return NULL;
     if (clgc__poll(a->n, a->events, atomic_load(&clgc__poll_ns))) {
         clgc__last_path = CLGC_WAIT_PATH_POLL;
     } else if (clgc__sleep_until_fired(a->n, a->events)) {
@@ -288,7 +333,7 @@ clgc__wait_body(void *p)
         clWaitForEvents(a->n, a->events);
         clgc__last_path = CLGC_WAIT_PATH_BLOCKING;
     }
-    a->ret = clgc__outcome(a->n, a->events);
+    a->ret = clgc__events_outcome(a->n, a->events);
     return NULL;
 }
 
@@ -302,7 +347,7 @@ clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
     for (cl_uint i = 0; i < num_events; i++)
         if (event_list[i] == NULL || !clgc__object_ok(event_list[i]))
             return CL_INVALID_EVENT;
-    pthread_once(&clgc__wait_env_once, clgc__wait_env);
+    pthread_once(&clgc__wait_once, clgc__wait_init);
     if (atomic_load(&clgc__wait_mode) == CLGC_WAIT_BLOCKING) {
         clgc__last_path = CLGC_WAIT_PATH_BLOCKING;
         a.ret = clgc_clWaitForEvents(num_events, event_list);
@@ -310,5 +355,42 @@ clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
         clgc_call_safe(clgc__wait_body, &a);
     }
     clgc__hand_errors();
+    return a.ret;
+}
+
+/* clSetUserEventStatus, written by hand (gen/tables.py, HANDWRITTEN): PoCL
+ * never calls back for a user event set to an error, so a failure set
+ * through clgc wakes the waits and the watcher to look at once. A failure
+ * set with the raw call is seen later: by a wait's own looks, and by the
+ * watcher's slow scan (docs/wait.md). */
+struct clgc__user_status {
+    cl_event event;
+    cl_int status;
+    cl_int ret;
+};
+
+static void *
+clgc__set_user_status(void *p)
+{
+    struct clgc__user_status *a = p;
+
+    a->ret = clSetUserEventStatus(a->event, a->status);
+    return NULL;
+}
+
+cl_int CL_API_CALL
+clgc_clSetUserEventStatus(cl_event event, cl_int execution_status)
+{
+    struct clgc__user_status a = {event, execution_status, CL_SUCCESS};
+
+    if (!clgc__object_ok(event))
+        return CL_INVALID_EVENT;
+    /* In a region: PoCL runs the event's callbacks inline, and may block
+     * (PoCL issue 1177). */
+    clgc_call_safe(clgc__set_user_status, &a);
+    if (a.ret == CL_SUCCESS && execution_status < 0) {
+        clgc__wait_kick();
+        clgc__watch_kick();
+    }
     return a.ret;
 }

@@ -442,10 +442,12 @@ START_TEST(deferred_callback_runs_in_the_drain)
 {
     cl_context context = test_pocl_context();
     cl_event ready = user_event(context), later = user_event(context);
-    clgc_queue_t *q = clgc_queue_create();
-    struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
+    clgc_queue_t *q;
+    struct pollfd p = {-1, POLLIN, 0};
     struct seen now, then;
 
+    ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
+    p.fd = clgc_queue_fd(q);
     seen_init(&now);
     seen_init(&then);
     ck_assert_int_eq(clgc_clSetUserEventStatus(ready, CL_COMPLETE),
@@ -461,7 +463,7 @@ START_TEST(deferred_callback_runs_in_the_drain)
     ck_assert_int_eq(clgc_callbacks_defer(NULL), CLGC_OK);
     ck_assert_int_eq(atomic_load(&now.calls), 0);
     ck_assert_int_eq(poll(&p, 1, 0), 1);
-    ck_assert_uint_eq(clgc_queue_drain(q, 0), 1);
+    ck_assert_int_eq(clgc_queue_drain(q, 0), 1);
     ck_assert_int_eq(atomic_load(&now.calls), 1);
     ck_assert(pthread_equal(now.thread, pthread_self()));
     ck_assert_int_eq(now.in_region, 0);
@@ -539,12 +541,13 @@ END_TEST
 START_TEST(unattachable_thread_is_reported)
 {
     unsigned long failures0 = test_rt_failures(NULL);
-    clgc_queue_t *q = clgc_queue_create();
+    clgc_queue_t *q;
     clgc_callback_error_t e;
     cl_event gate, done;
     struct gated g;
     struct seen s;
 
+    ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
     test_rt_set_strict(1);
     gated_open(&g);
     seen_init(&s);
@@ -556,7 +559,7 @@ START_TEST(unattachable_thread_is_reported)
     ck_assert_int_eq(clgc_clFinish(g.queue), CL_SUCCESS);
     /* PoCL may finish the command before it runs the callbacks. */
     while (test_rt_failures(NULL) == failures0) {
-        clgc_queue_drain(q, 0);
+        ck_assert_int_eq(clgc_queue_drain(q, 0), 0);
         sched_yield();
     }
     test_rt_set_attach_result(CLGC_OK);
@@ -712,13 +715,14 @@ produce(void *arg)
 START_TEST(deferred_callbacks_from_four_threads_arrive_once)
 {
     struct deferred d = {.context = test_pocl_context(),
-                         .queue = clgc_queue_create(),
                          .owner = pthread_self()};
     struct producer p[DEFER_THREADS];
     pthread_t t[DEFER_THREADS];
-    struct pollfd fd = {clgc_queue_fd(d.queue), POLLIN, 0};
+    struct pollfd fd = {-1, POLLIN, 0};
     const unsigned long total = DEFER_THREADS * DEFER_EACH;
 
+    ck_assert_int_eq(clgc_queue_create(&d.queue), CLGC_OK);
+    fd.fd = clgc_queue_fd(d.queue);
     the_deferred = &d;
     d.calls = calloc(total, 1);
     ck_assert_ptr_nonnull(d.calls);
@@ -728,7 +732,7 @@ START_TEST(deferred_callbacks_from_four_threads_arrive_once)
     }
     while (atomic_load(&d.delivered) < total) {
         ck_assert_int_ge(poll(&fd, 1, 1000), 0);
-        clgc_queue_drain(d.queue, 0);
+        ck_assert_int_ge(clgc_queue_drain(d.queue, 0), 0);
     }
     for (int i = 0; i < DEFER_THREADS; i++)
         ck_assert_int_eq(pthread_join(t[i], NULL), 0);

@@ -1,8 +1,9 @@
 /* Every wrapper forwards its arguments and result unchanged, inside exactly
  * one safe region: each command is called through clgc_<name> with
  * distinct arguments, and the stub ICD (tests/stub), which the real ICD
- * loader loads, records what arrives. Extension commands reach the stub
- * through the real lookup path (clgc's resolver, the loader, the stub's
+ * loader loads, records what arrives. Extension commands, and the core
+ * commands newer than the loader (OpenCL 3.1's), reach the stub through the
+ * real lookup path (clgc's resolver, the loader, the stub's
  * clGetExtensionFunctionAddressForPlatform). The checks themselves are in
  * fwutil.c, which check_ffi.c shares. */
 
@@ -88,8 +89,7 @@ fw_on_context_error(const char *errinfo, const void *info, size_t cb,
 }
 
 static void CL_CALLBACK
-fw_on_svm_free(cl_command_queue queue, cl_uint n, void *pointers[],
-               void *data)
+fw_on_svm_free(cl_command_queue queue, cl_uint n, void *pointers[], void *data)
 {
     fw_saw(data);
 }

@@ -26,6 +26,8 @@ main(void)
     srunner_add_suite(sr, clgc_make_threads_suite());
     srunner_add_suite(sr, clgc_make_wait_suite());
     srunner_add_suite(sr, clgc_make_notify_suite());
+    srunner_add_suite(sr, clgc_make_queue_suite());
+    srunner_add_suite(sr, clgc_make_queue_threads_suite());
     srunner_add_suite(sr, clgc_make_callback_suite());
     srunner_add_suite(sr, clgc_make_callback_threads_suite());
     srunner_add_suite(sr, clgc_make_ffi_suite());

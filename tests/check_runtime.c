@@ -1,7 +1,10 @@
 /* The runtime interface with the recording runtime installed, and the
  * generated command metadata. */
 
+#include "config.h" /* PACKAGE_VERSION */
+
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -65,6 +68,48 @@ START_TEST(install_refuses_mixed_forms)
 }
 END_TEST
 
+static void *
+no_alloc(size_t size, void *data)
+{
+    return NULL;
+}
+
+static void
+no_free(void *record, void *data)
+{
+}
+
+/* Version 4's record hooks come as a pair: a record is freed by the
+ * allocator that made it. clgc reads a struct only as far as its version
+ * goes, so the same struct with an older version is not refused for them
+ * (only for being the second install), and the size of every version is
+ * right: a field past a version's end that clgc did read would make the
+ * install fail with CLGC_EINVAL. */
+START_TEST(install_reads_only_its_version)
+{
+    clgc_runtime_t half_records = {.version = CLGC_RUNTIME_VERSION,
+                                   .record_alloc = no_alloc};
+    clgc_runtime_t half_safepoint = {.version = CLGC_RUNTIME_VERSION,
+                                     .thread_state = my_word};
+
+    ck_assert_int_eq(CLGC_RUNTIME_VERSION, 4);
+    ck_assert_int_eq(clgc_runtime_install(&half_records), CLGC_EINVAL);
+    half_records.record_alloc = NULL;
+    half_records.record_free = no_free;
+    ck_assert_int_eq(clgc_runtime_install(&half_records), CLGC_EINVAL);
+    for (int v = 1; v <= 3; v++) {
+        half_records.version = v;
+        ck_assert_int_eq(clgc_runtime_install(&half_records), CLGC_EALREADY);
+    }
+    /* Version 2's fields: read from version 2 on. */
+    for (int v = 1; v <= CLGC_RUNTIME_VERSION; v++) {
+        half_safepoint.version = v;
+        ck_assert_int_eq(clgc_runtime_install(&half_safepoint),
+                         v == 1 ? CLGC_EALREADY : CLGC_EINVAL);
+    }
+}
+END_TEST
+
 START_TEST(installed_copy_is_in_force)
 {
     const clgc_runtime_t *rt = clgc_runtime_current();
@@ -72,6 +117,9 @@ START_TEST(installed_copy_is_in_force)
     ck_assert_int_eq(rt->version, CLGC_RUNTIME_VERSION);
     ck_assert_ptr_nonnull(rt->safe_region);
     ck_assert_ptr_nonnull(clgc_runtime_data());
+    /* The recording runtime has none: records come from malloc. */
+    ck_assert_ptr_null(rt->record_alloc);
+    ck_assert_ptr_null(rt->record_free);
 }
 END_TEST
 
@@ -254,6 +302,21 @@ START_TEST(every_error_has_a_name_and_message)
 }
 END_TEST
 
+/* The version is written once, as three numbers in clgc/common.h: the
+ * header's string, the library's and configure's package version (read
+ * from the header by configure.ac) must all be those numbers. */
+START_TEST(version_is_the_headers_numbers)
+{
+    char numbers[64];
+
+    snprintf(numbers, sizeof(numbers), "%d.%d.%d", CLGC_VERSION_MAJOR,
+             CLGC_VERSION_MINOR, CLGC_VERSION_PATCH);
+    ck_assert_str_eq(CLGC_VERSION_STRING, numbers);
+    ck_assert_str_eq(clgc_version(), numbers);
+    ck_assert_str_eq(PACKAGE_VERSION, numbers);
+}
+END_TEST
+
 Suite *
 clgc_make_runtime_suite(void)
 {
@@ -263,6 +326,7 @@ clgc_make_runtime_suite(void)
     tcase_add_test(tc, install_again_is_refused);
     tcase_add_test(tc, install_checks_its_argument);
     tcase_add_test(tc, install_refuses_mixed_forms);
+    tcase_add_test(tc, install_reads_only_its_version);
     tcase_add_test(tc, installed_copy_is_in_force);
     suite_add_tcase(s, tc);
     tc = tcase_create("regions");
@@ -279,6 +343,9 @@ clgc_make_runtime_suite(void)
     tc = tcase_create("errors");
     tcase_add_test(tc, every_error_has_a_name_and_message);
     suite_add_tcase(s, tc);
+    tc = tcase_create("version");
+    tcase_add_test(tc, version_is_the_headers_numbers);
+    suite_add_tcase(s, tc);
     return s;
 }
 
@@ -288,7 +355,7 @@ START_TEST(commands_are_all_there_in_order)
 {
     size_t n = clgc_command_count(), ext = 0, cb = 0;
 
-    ck_assert_uint_eq(n, 235);
+    ck_assert_uint_eq(n, 252);
     for (size_t i = 0; i < n; i++) {
         const clgc_command_t *c = clgc_command_at(i);
 
@@ -302,7 +369,7 @@ START_TEST(commands_are_all_there_in_order)
             ck_assert_int_eq(c->params[p].ctype == CLGC_CTYPE_FUNCTION,
                              strstr(c->params[p].type, "CL_CALLBACK") != NULL);
     }
-    ck_assert_uint_eq(ext, 121);
+    ck_assert_uint_eq(ext, 137);
     ck_assert_uint_eq(cb, 13);
     ck_assert_ptr_null(clgc_command_at(n));
     ck_assert_ptr_null(clgc_command_find("clNoSuchCommand"));

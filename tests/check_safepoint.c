@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "refvm.h"
+#include "slow.h"
 #include "testutil.h"
 
 #define POCL "Portable Computing Language"
@@ -83,27 +84,6 @@ pocl_open(struct pocl *p)
                      CL_SUCCESS);
     p->context = clCreateContext(NULL, 1, &p->device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
-}
-
-/* The source of a kernel PoCL takes a while to build (about 0.3 s here):
- * 4^5 copies of a statement, by macro. A constant makes each build's code
- * unique: PoCL's kernel cache (POCL_CACHE_DIR) is keyed on the
- * preprocessed source, so a unique comment would not do. */
-static void
-slow_source(char *buf, size_t size)
-{
-    static atomic_int builds;
-
-    snprintf(buf, size,
-             "#define S a = a * b + 1.5f; b = b * a - x[1];\n"
-             "#define R4(s) s s s s\n"
-             "__kernel void slow(__global float *x)\n"
-             "{\n"
-             "    float a = x[0], b = x[1];\n"
-             "    R4(R4(R4(R4(R4(S)))))\n"
-             "    x[2] = a + b + %ld.%df;\n"
-             "}\n",
-             (long)getpid(), atomic_fetch_add(&builds, 1));
 }
 
 /* Test a: thread A builds a program while thread B collects. */
@@ -171,7 +151,7 @@ race_builder(void *arg)
     cl_int err;
 
     refvm_register();
-    slow_source(src, sizeof(src));
+    slow_source(src, sizeof(src), 5);
     program = clCreateProgramWithSource(r->cl.context, 1, &p, NULL, &err);
     atomic_store(&r->about_to_build, 1);
     if (r->wrapped)

@@ -236,8 +236,8 @@ START_TEST(queue_delivers_every_completion_once)
     cl_platform_id platform = test_platform("Portable Computing Language");
     static struct producer p[THREADS];
     static int runs[THREADS][POSTS];
-    clgc_queue_t *q = clgc_queue_create();
-    struct pollfd fd = {clgc_queue_fd(q), POLLIN, 0};
+    clgc_queue_t *q;
+    struct pollfd fd = {-1, POLLIN, 0};
     unsigned total = 0;
     pthread_t t[THREADS];
     cl_device_id device;
@@ -245,7 +245,8 @@ START_TEST(queue_delivers_every_completion_once)
     cl_int err;
 
     owner = pthread_self();
-    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
+    fd.fd = clgc_queue_fd(q);
     ck_assert_int_eq(
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
@@ -260,15 +261,19 @@ START_TEST(queue_delivers_every_completion_once)
     for (int i = 0; i < THREADS; i++)
         ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
     while (total < THREADS * POSTS) {
+        int ran;
+
         ck_assert_int_eq(poll(&fd, 1, -1), 1);
-        total += clgc_queue_drain(q, 0);
+        ran = clgc_queue_drain(q, 0);
+        ck_assert_int_ge(ran, 0);
+        total += (unsigned)ran;
     }
     for (int i = 0; i < THREADS; i++) {
         ck_assert_int_eq(pthread_join(t[i], NULL), 0);
         ck_assert_int_eq(p[i].failures, 0);
     }
     ck_assert_uint_eq(total, THREADS * POSTS);
-    ck_assert_uint_eq(clgc_queue_drain(q, 0), 0);
+    ck_assert_int_eq(clgc_queue_drain(q, 0), 0);
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
     ck_assert_int_eq(delivered_off_owner, 0);
     for (int i = 0; i < THREADS; i++)

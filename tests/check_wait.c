@@ -3,11 +3,16 @@
  * commands, takes the path it is set to, and refuses bad input. */
 
 #define _GNU_SOURCE /* gettid */
+#include <errno.h>  /* program_invocation_name */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -224,7 +229,9 @@ END_TEST
 /* A signal to a waiting thread (a runtime's interrupt) does not abandon
  * the wait: the handler runs, the wait goes on until the event is done,
  * and the runtime finds its flag when the wait returns. */
-static volatile sig_atomic_t interrupted;
+/* Read by the main thread while the waiter's handler sets it: an atomic
+ * (lock-free, so a handler may store to it), as docs/wait.md says. */
+static atomic_int interrupted;
 
 static void
 on_interrupt(int sig)
@@ -279,6 +286,226 @@ START_TEST(a_signal_does_not_abandon_the_wait)
 }
 END_TEST
 
+/* clWaitForEvents' contract in every mode: events of two contexts, a
+ * NULL event and an empty list get the raw call's own answer. Done events,
+ * so that a wait that ignored the contexts would return at once. */
+START_TEST(two_contexts_are_refused_in_every_mode)
+{
+    cl_context c1 = test_pocl_context(), c2 = test_pocl_context();
+    cl_event ev[2], with_null[2];
+    cl_int raw, raw_null, err;
+    struct {
+        clgc_wait_mode_t mode;
+        long poll_ns;
+    } modes[] = {{CLGC_WAIT_COOPERATIVE, 0},
+                 {CLGC_WAIT_COOPERATIVE, 1000000},
+                 {CLGC_WAIT_BLOCKING, 0}};
+
+    ev[0] = clCreateUserEvent(c1, &err);
+    ev[1] = clCreateUserEvent(c2, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(ev[0], CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
+    with_null[0] = ev[0];
+    with_null[1] = NULL;
+    raw = clWaitForEvents(2, ev);
+    raw_null = clWaitForEvents(2, with_null);
+    ck_assert_int_eq(raw, CL_INVALID_CONTEXT);
+    for (unsigned i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        ck_assert_int_eq(clgc_wait_set_mode(modes[i].mode), CLGC_OK);
+        ck_assert_int_eq(clgc_wait_set_poll_ns(modes[i].poll_ns), CLGC_OK);
+        ck_assert_int_eq(clgc_wait_for_events(2, ev), raw);
+        ck_assert_int_eq(clgc_clWaitForEvents(2, ev), raw);
+        ck_assert_int_eq(clgc_wait_for_events(2, with_null), raw_null);
+        ck_assert_int_eq(clgc_wait_for_events(0, ev), CL_INVALID_VALUE);
+        /* Each alone is fine. */
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev[1]), CL_SUCCESS);
+    }
+    ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_COOPERATIVE), CLGC_OK);
+    clReleaseEvent(ev[0]);
+    clReleaseEvent(ev[1]);
+    clReleaseContext(c1);
+    clReleaseContext(c2);
+}
+END_TEST
+
+/* Events of one context on two queues, and a user event beside them:
+ * the context check does not refuse what clWaitForEvents accepts. */
+START_TEST(one_context_on_two_queues_is_accepted)
+{
+    struct device d;
+    cl_command_queue q2;
+    cl_device_id device;
+    cl_event ev[3];
+    cl_int err;
+
+    device_open(&d);
+    ck_assert_int_eq(clGetCommandQueueInfo(d.queue, CL_QUEUE_DEVICE,
+                                           sizeof(device), &device, NULL),
+                     CL_SUCCESS);
+    q2 = clCreateCommandQueueWithProperties(d.context, device, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ev[0] = enqueue_spin(&d, 10, NULL);
+    ck_assert_int_eq(clEnqueueMarkerWithWaitList(q2, 0, NULL, &ev[1]),
+                     CL_SUCCESS);
+    ev[2] = clCreateUserEvent(d.context, &err);
+    ck_assert_int_eq(clSetUserEventStatus(ev[2], CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    ck_assert_int_eq(clgc_wait_for_events(3, ev), CL_SUCCESS);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(status_of(ev[i]), CL_COMPLETE);
+        clReleaseEvent(ev[i]);
+    }
+    clReleaseCommandQueue(q2);
+    device_close(&d);
+}
+END_TEST
+
+/* A budget past the documented maximum is refused (it used to overflow
+ * the deadline's arithmetic, and then poll not at all), and the one in
+ * force stays; the maximum itself is accepted. */
+START_TEST(huge_poll_budget_is_refused)
+{
+    cl_context context = test_pocl_context();
+    cl_event ev;
+    cl_int err;
+
+    ck_assert_int_eq(clgc_wait_set_poll_ns(12345), CLGC_OK);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(LONG_MAX), CLGC_EINVAL);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(CLGC_WAIT_POLL_MAX_NS + 1),
+                     CLGC_EINVAL);
+    ck_assert_int_eq(clgc_wait_get_poll_ns(), 12345);
+    ck_assert_int_eq(clgc_wait_set_poll_ns(CLGC_WAIT_POLL_MAX_NS), CLGC_OK);
+    ck_assert_int_eq(clgc_wait_get_poll_ns(), CLGC_WAIT_POLL_MAX_NS);
+    ev = clCreateUserEvent(context, &err);
+    ck_assert_int_eq(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_POLL);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* CLGC_WAIT_POLL_NS is read once, at the first wait: each value is tried
+ * in a fresh process (this program again, running only the case below,
+ * natively even under valgrind), which reports by its exit status. */
+static const char *budget_expected = "CLGC_TEST_POLL_EXPECTED";
+
+START_TEST(poll_budget_from_the_environment)
+{
+    static const struct {
+        const char *value, *expected;
+    } cases[] = {{"2500", "2500"},
+                 {"1000000000", "1000000000"},
+                 {"1000000001", "0"},
+                 {"99999999999999999999", "0"}, /* strtol saturates */
+                 {"-5", "0"},
+                 {"12ms", "0"}};
+    const char *expected = getenv(budget_expected);
+
+    if (expected != NULL) {
+        /* The child: the budget in force, and a wait that uses it. */
+        cl_context context = test_pocl_context();
+        cl_event ev;
+        cl_int err;
+
+        ck_assert_int_eq(clgc_wait_get_poll_ns(), atol(expected));
+        ev = clCreateUserEvent(context, &err);
+        ck_assert_int_eq(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+        clReleaseContext(context);
+        return;
+    }
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int status;
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            setenv("CLGC_WAIT_POLL_NS", cases[i].value, 1);
+            setenv(budget_expected, cases[i].expected, 1);
+            setenv("CK_RUN_SUITE", "wait", 1);
+            setenv("CK_RUN_CASE", "environment", 1);
+            setenv("CK_VERBOSITY", "silent", 1);
+            /* argv[0], not /proc/self/exe: under valgrind that is
+             * valgrind's own tool. */
+            execlp(program_invocation_name, program_invocation_name,
+                   (char *)NULL);
+            _exit(127);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "CLGC_WAIT_POLL_NS=%s: the child failed (status %d)",
+                      cases[i].value, status);
+    }
+}
+END_TEST
+
+/* Sets a user event to an error, through clgc, each time the waiter
+ * sleeps: PoCL never calls back for it. */
+struct failing_setter {
+    pid_t tid;
+    cl_event *events;
+    int n;
+    atomic_int next; /* the waiter's turn: the event it waits on now */
+};
+
+static void *
+fail_each_when_asleep(void *arg)
+{
+    struct failing_setter *f = arg;
+
+    for (int i = 0; i < f->n; i++) {
+        while (atomic_load(&f->next) != i || !sleeps_in_futex(f->tid))
+            sched_yield();
+        clgc_clSetUserEventStatus(f->events[i], -5);
+    }
+    return NULL;
+}
+
+/* Waits on events that fail while they sleep used to keep their record
+ * for good: after 512 of them every wait fell back to blocking. Each
+ * returns with the error (a failure set through clgc wakes it), and a
+ * wait after 2000 of them still sleeps until its callback. */
+START_TEST(failed_user_events_leave_no_damage)
+{
+    enum { N = 2000 };
+    cl_context context = test_pocl_context();
+    static cl_event events[N];
+    struct failing_setter f = {gettid(), events, N, 0};
+    struct sleep_setter s;
+    cl_event ok;
+    pthread_t t;
+    cl_int err;
+
+    for (int i = 0; i < N; i++) {
+        events[i] = clCreateUserEvent(context, &err);
+        ck_assert_int_eq(err, CL_SUCCESS);
+    }
+    ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    ck_assert_int_eq(pthread_create(&t, NULL, fail_each_when_asleep, &f), 0);
+    for (int i = 0; i < N; i++) {
+        atomic_store(&f.next, i);
+        ck_assert_int_eq(clgc_wait_for_events(1, &events[i]),
+                         CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_CALLBACK);
+    }
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+
+    ok = clCreateUserEvent(context, &err);
+    s = (struct sleep_setter){{ok, CL_COMPLETE}, gettid()};
+    ck_assert_int_eq(pthread_create(&t, NULL, set_when_asleep, &s), 0);
+    ck_assert_int_eq(clgc_wait_for_events(1, &ok), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_CALLBACK);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    clReleaseEvent(ok);
+    for (int i = 0; i < N; i++)
+        clReleaseEvent(events[i]);
+    clReleaseContext(context);
+}
+END_TEST
+
 START_TEST(bad_input_is_refused)
 {
     cl_event none = NULL;
@@ -304,6 +531,14 @@ clgc_make_wait_suite(void)
     tcase_add_test(tc, blocking_mode_waits_in_the_driver);
     tcase_add_test(tc, a_signal_does_not_abandon_the_wait);
     tcase_add_test(tc, bad_input_is_refused);
+    tcase_add_test(tc, two_contexts_are_refused_in_every_mode);
+    tcase_add_test(tc, one_context_on_two_queues_is_accepted);
+    tcase_add_test(tc, huge_poll_budget_is_refused);
+    tcase_add_test(tc, failed_user_events_leave_no_damage);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("environment");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, poll_budget_from_the_environment);
     suite_add_tcase(s, tc);
     return s;
 }

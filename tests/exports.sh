@@ -1,41 +1,90 @@
 #!/bin/sh
-# The shared libraries export clgc's public API and nothing else: every
-# clgc_cl* wrapper of the registry and the clgc_* calls of the headers.
-set -eu
-lib=.libs/libclgc.so
-syms=$(nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }' | sed 's/@.*//')
-other=$(printf '%s\n' "$syms" | grep -v '^clgc_' || true)
-internal=$(printf '%s\n' "$syms" | grep '^clgc__' || true)
-wrappers=$(printf '%s\n' "$syms" | grep -c '^clgc_cl[A-Z]' || true)
+# Each shared library exports exactly what its linker map lists (the maps
+# are generated from gen/tables.py, where every symbol is named), each
+# symbol in the version node the map puts it in: nothing private, nothing
+# of libffi's or bdwgc's, and no symbol of one node in another. Run in the
+# build tree (`make check` does); the maps are read from $srcdir.
+set -euf
+srcdir=${srcdir:-.}
 status=0
-if [ -n "$other$internal" ]; then
-    echo "exported but not public: $other $internal"
-    status=1
-fi
-if [ "$wrappers" -ne 235 ]; then
-    echo "expected 235 clgc_cl* wrappers, the library exports $wrappers"
-    status=1
-fi
-if ! nm -D --defined-only "$lib" | grep -q ' clgc_runtime_install@@CLGC_0$'; then
-    echo "clgc_runtime_install is not in the CLGC_0 version node"
-    status=1
-fi
-# The calls of clgc/ffi.h, which libffi's own symbols must not join.
-for f in clgc_closure_create clgc_closure_free clgc_command_call \
-         clgc_command_call_by_name; do
-    if ! nm -D --defined-only "$lib" | grep -q " $f@@CLGC_0\$"; then
-        echo "$f is not exported in the CLGC_0 version node"
+
+# "name@@NODE" for every symbol a linker map exports. Comments go first;
+# then a name before "{" opens a node, "global:" and "local:" switch what
+# the names that follow are, and "}" closes the node (the name after it, up
+# to ";", is the node it inherits). A pattern such as clgc_* is kept as it
+# is, matches no symbol, and fails: the maps name every symbol.
+map_exports() {
+    awk '
+        { text = text $0 "\n" }
+        END {
+            while ((i = index(text, "/*")) > 0) {
+                rest = substr(text, i + 2)
+                j = index(rest, "*/")
+                text = substr(text, 1, i - 1) " " (j ? substr(rest, j + 2) : "")
+            }
+            gsub(/[{};:]/, " & ", text)
+            n = split(text, tok, /[ \t\n]+/)
+            for (k = 1; k <= n; k++) {
+                t = tok[k]
+                if (t == "")
+                    continue
+                if (tok[k + 1] == "{" && node == "") {
+                    node = t; mode = ""; k++
+                } else if (t == "global" || t == "local") {
+                    mode = t; k++
+                } else if (t == "}") {
+                    node = ""; mode = "after"
+                } else if (t == ";") {
+                    if (mode == "after")
+                        mode = ""
+                } else if (mode == "global") {
+                    print t "@@" node
+                }
+            }
+        }' "$1" | LC_ALL=C sort
+}
+
+# "name@@NODE" for every symbol the library defines in its dynamic symbol
+# table, the nodes' own (absolute) symbols left out: an unversioned export
+# shows as its bare name, and fails.
+lib_exports() {
+    nm -D --defined-only "$1" | awk '$2 != "A" { print $3 }' | LC_ALL=C sort
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# check LIBRARY MAP
+check() {
+    lib=$1
+    map=$srcdir/$2
+    map_exports "$map" >"$tmp/want"
+    lib_exports "$lib" >"$tmp/have"
+    if [ ! -s "$tmp/want" ]; then
+        echo "$map lists no symbols"
+        status=1
+        return
+    fi
+    extra=$(LC_ALL=C comm -13 "$tmp/want" "$tmp/have")
+    missing=$(LC_ALL=C comm -23 "$tmp/want" "$tmp/have")
+    if [ -n "$extra" ]; then
+        echo "$lib exports what $map does not list there:"
+        printf '  %s\n' $extra
         status=1
     fi
-done
-# The Boehm adapter, where it is built, exports its one call.
-boehm=.libs/libclgc-boehm.so
-if [ -f "$boehm" ]; then
-    bsyms=$(nm -D --defined-only "$boehm" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }' | sed 's/@.*//')
-    if [ "$bsyms" != clgc_boehm_install ]; then
-        echo "libclgc-boehm exports: $bsyms"
+    if [ -n "$missing" ]; then
+        echo "$lib does not export what $map lists there:"
+        printf '  %s\n' $missing
         status=1
     fi
+    if [ -z "$extra$missing" ]; then
+        echo "$lib: the $(wc -l <"$tmp/want") symbols $map lists, each in its node"
+    fi
+}
+
+check .libs/libclgc.so src/clgc.map
+# The Boehm adapter, where it is built.
+if [ -f .libs/libclgc-boehm.so ]; then
+    check .libs/libclgc-boehm.so src/clgc-boehm.map
 fi
-[ $status -eq 0 ] && echo "exports: $wrappers wrappers, nothing private"
 exit $status

@@ -70,6 +70,8 @@ Suite *clgc_make_forward_suite(void);
 Suite *clgc_make_threads_suite(void);
 Suite *clgc_make_wait_suite(void);
 Suite *clgc_make_notify_suite(void);
+Suite *clgc_make_queue_suite(void);
+Suite *clgc_make_queue_threads_suite(void);
 Suite *clgc_make_callback_suite(void);
 Suite *clgc_make_callback_threads_suite(void);
 Suite *clgc_make_ffi_suite(void);

@@ -105,7 +105,7 @@ toy_callback_failed(const clgc_callback_error_t *e, void *data)
 static int toy_error; /* what the failing callback reports: its address */
 
 static const clgc_runtime_t toyvm = {
-    .version = CLGC_RUNTIME_VERSION, /* 3: callback_failed is read */
+    .version = CLGC_RUNTIME_VERSION, /* 3 or later: callback_failed is read */
     .name = "toyvm",
     .data = &toy_error,
     .safe_region = toy_safe_region,

@@ -84,7 +84,8 @@ loop(clgc_queue_t *q, const int *ran, int want)
     struct pollfd pfd = {.fd = clgc_queue_fd(q), .events = POLLIN};
 
     while (*ran < want && poll(&pfd, 1, 10000) == 1) /* a hang guard */
-        clgc_queue_drain(q, 0);
+        if (clgc_queue_drain(q, 0) < 0)
+            break;
 }
 
 int
@@ -106,7 +107,8 @@ main(void)
     k = clgc_clCreateKernel(p.program, "nop", &err);
 
     /* Callbacks this thread registers from now on go to q. */
-    q = clgc_queue_create();
+    if (clgc_queue_create(&q) != CLGC_OK)
+        return 1;
     clgc_callbacks_defer(q);
 
     /* Two kernels, a callback each: one succeeds, one fails. PoCL calls

@@ -4,8 +4,9 @@
  *
  * - CLGC_WAIT=blocking makes every wait a plain clWaitForEvents (any
  *   other value is ignored);
- * - CLGC_WAIT_POLL_NS=ns sets the polling budget when ns is a
- *   non-negative decimal integer (anything else is ignored; default 0).
+ * - CLGC_WAIT_POLL_NS=ns sets the polling budget when ns is a decimal
+ *   integer from 0 to CLGC_WAIT_POLL_MAX_NS, one second (anything else is
+ *   ignored; default 0).
  *
  * Both are read once, at the first wait or the first call of
  * clgc_wait_set_mode, clgc_wait_set_poll_ns or clgc_wait_get_poll_ns.
@@ -42,7 +43,7 @@ poll_ns_wanted(void)
     if (v == NULL || *v == '\0')
         return 0;
     ns = strtol(v, &end, 10);
-    return *end == '\0' && ns >= 0 ? ns : 0;
+    return *end == '\0' && ns >= 0 && ns <= CLGC_WAIT_POLL_MAX_NS ? ns : 0;
 }
 
 int

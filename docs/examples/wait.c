@@ -204,9 +204,13 @@ main(void)
      * whenever the fd is readable. */
     {
         struct tally t = {.owner = pthread_self()};
-        clgc_queue_t *q = clgc_queue_create();
-        struct pollfd pfd = {.fd = clgc_queue_fd(q), .events = POLLIN};
+        clgc_queue_t *q = NULL;
+        struct pollfd pfd = {.events = POLLIN};
         int wakeups = 0;
+
+        if (clgc_queue_create(&q) != CLGC_OK)
+            check(0, "a completion queue is created");
+        pfd.fd = clgc_queue_fd(q);
 
         for (int i = 0; i < LAUNCHES; i++) {
             ev = launch(&p, k, NULL);
@@ -217,7 +221,8 @@ main(void)
             if (poll(&pfd, 1, 10000) != 1) /* a hang guard only */
                 break;
             wakeups++;
-            clgc_queue_drain(q, 0);
+            if (clgc_queue_drain(q, 0) < 0)
+                break;
         }
         check(t.ran == LAUNCHES && t.elsewhere == 0 && t.failed == 0 &&
                   all_equal(&p, buf, 4 + LAUNCHES),

@@ -44,7 +44,7 @@
  * record stays for the life of the process. */
 
 #include "clgc/common.h"
-#include "clgc/wait.h"
+#include "clgc/queue.h"
 
 CLGC_BEGIN_DECLS
 
@@ -60,11 +60,27 @@ CLGC_BEGIN_DECLS
  * waited for the drain). A deferred destructor callback gets the handle of
  * an object that no longer exists: only its value is of use.
  *
- * The queue must outlive the callbacks deferred to it: clgc_queue_close
- * returns CLGC_EBUSY while some are still to come. Returns CLGC_OK. */
+ * A handler run this way may report a failure with clgc_callback_fail,
+ * as on any other path; the drain hands it over when it ends.
+ *
+ * The queue must outlive the deferral and the callbacks deferred to it.
+ * Each queue counts the threads that defer to it: a call with another
+ * queue (or NULL) moves this thread's count from the old queue to the new
+ * one, and a thread that exits still deferring is uncounted when it
+ * exits. clgc_queue_close returns CLGC_EBUSY while any thread defers to
+ * the queue, and while a callback registered by a thread that deferred to
+ * it has yet to be called and run: stop deferring (clgc_callbacks_defer(NULL),
+ * or let the thread exit), drain, then close. queue must be open: call
+ * this before the close can start, not concurrently with it.
+ *
+ * The calling thread only; deferring to the queue it defers to already
+ * does nothing. Returns CLGC_OK, or CLGC_ENOMEM if clgc could not set up
+ * the thread-exit hook (the deferral is then unchanged). Undo with
+ * clgc_callbacks_defer(NULL). */
 CLGC_EXTERN int clgc_callbacks_defer(clgc_queue_t *queue);
 
-/* The queue the calling thread's callbacks are deferred to, or NULL. */
+/* The queue the calling thread's callbacks are deferred to, or NULL. The
+ * calling thread only. */
 CLGC_EXTERN clgc_queue_t *clgc_callbacks_deferred_to(void);
 
 /* A callback that failed. */

@@ -42,7 +42,9 @@ typedef struct clgc_param {
 
 /* Flags of a command. */
 enum {
-    /* Only an extension adds it: the wrapper resolves it per platform. */
+    /* Only an extension adds it: the wrapper resolves it per platform (as
+     * it does the core commands newer than the ICD loader, OpenCL 3.1's
+     * clGetKernelSuggestedLocalWorkSize, which lack this flag). */
     CLGC_COMMAND_EXTENSION = 1 << 0,
     /* It may block for longer than a lock round trip (builds, waits,
      * blocking transfers, finishes, releases that wait, first-use device
@@ -67,7 +69,8 @@ typedef struct clgc_command {
     clgc_function_t wrapper;    /* clgc_<name> */
 } clgc_command_t;
 
-/* The number of commands (235 for the registry clgc was generated from). */
+/* The number of commands (252 for the registry clgc was generated from,
+ * OpenCL 3.1.1's), whatever the OpenCL headers of the program declare. */
 CLGC_EXTERN size_t clgc_command_count(void);
 
 /* The i-th command in name order, or NULL if i >= clgc_command_count(). */

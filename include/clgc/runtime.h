@@ -11,6 +11,8 @@
  * in one. bdwgc calls this GC_do_blocking, Guile scm_without_guile; a
  * safepoint VM marks its thread state "in native code". */
 
+#include <stddef.h>
+
 #include "clgc/common.h"
 
 CLGC_BEGIN_DECLS
@@ -24,8 +26,9 @@ typedef void *(*clgc_fn_t)(void *arg);
 
 /* Version 1: name, data, the callback hooks, attach and detach.
  * Version 2: flags, thread_known, and the safepoint form.
- * Version 3: callback_failed. */
-#define CLGC_RUNTIME_VERSION 3
+ * Version 3: callback_failed.
+ * Version 4: record_alloc and record_free. */
+#define CLGC_RUNTIME_VERSION 4
 
 /* Values of a thread's state word in the safepoint form. */
 #define CLGC_STATE_RUNNING 0
@@ -127,6 +130,44 @@ typedef struct clgc_runtime {
      * clgc/callback.h). */
     void (*callback_failed)(const struct clgc_callback_error *error,
                             void *data);
+
+    /* Version 4. */
+
+    /* Memory for clgc's records that hold a data pointer the program
+     * handed clgc: a notification's (clgc_event_notify, clgc_event_post),
+     * a posted function's (clgc_queue_post), and a callback's user_data
+     * (every clgc_cl* wrapper that takes a callback, deferred or not).
+     * clgc keeps the pointer there until the handler has run (a context's
+     * error callback: until the context is gone), and OpenCL holds only
+     * the record; a collector that does not scan the record collects the
+     * data under the handler. A collecting runtime allocates
+     * the records where its collector scans for pointers but never
+     * collects (bdwgc: GC_malloc_uncollectable and GC_free), so that the
+     * data lives as long as the record. Both or neither: NULL for both is
+     * malloc and free.
+     *
+     * record_alloc returns size bytes aligned as max_align_t (need not be
+     * zeroed), or NULL (the registration then fails as out of memory). clgc
+     * calls it on the registering thread with the runtime active: inside a
+     * safe region (a wrapper's: the wrappers allocate inside their region)
+     * clgc first re-enters the runtime as clgc_call_active does, through
+     * active_region or the safepoint form's leaving transition. On a
+     * thread the runtime does not know, clgc does not call it: the record
+     * comes from malloc, and data such a thread hands clgc must be rooted
+     * by the program (attach the thread with clgc_thread_attach first to
+     * have it kept).
+     *
+     * record_free frees a record record_alloc returned, once its handler
+     * has run or can no longer run. clgc calls it on any thread, with no
+     * promise about the runtime: the registering thread inside a wrapper's
+     * safe region, PoCL's threads (which the runtime may not know), clgc's
+     * watcher thread, a thread draining a queue. It must not call clgc,
+     * and must not allocate from the runtime or wait for a collection. bdwgc's
+     * GC_free qualifies: it takes only the allocator lock. A runtime whose
+     * free needs a known, active thread must defer it itself (a lock-free
+     * list that the next record_alloc empties, say). */
+    void *(*record_alloc)(size_t size, void *data);
+    void (*record_free)(void *record, void *data);
 } clgc_runtime_t;
 
 /* Install rt as the process's runtime. The struct is copied; rt may be
@@ -135,7 +176,8 @@ typedef struct clgc_runtime {
  * clgc_thread_attach).
  *
  * Returns CLGC_OK; CLGC_EINVAL if rt is NULL, or mixes the two forms, or
- * has only part of the safepoint form; CLGC_EVERSION if rt->version
+ * has only part of the safepoint form, or only one of record_alloc and
+ * record_free; CLGC_EVERSION if rt->version
  * is not between 1 and CLGC_RUNTIME_VERSION; CLGC_EALREADY if a runtime was
  * installed before; CLGC_EINUSE if clgc was already used, which fixed the
  * default no-op runtime for good. There is no uninstall: threads may be

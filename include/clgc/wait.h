@@ -10,10 +10,17 @@
  * the last one fires: a collection, or another task of the runtime, runs
  * meanwhile. It allocates nothing: the wait's record is a slot of a
  * static pool (with more than 512 waits at once the rest fall back to a
- * plain clWaitForEvents in a safe region), and the callbacks touch it for
- * the last time before their reference to it is dropped. */
+ * plain clWaitForEvents in a safe region), free again the moment its wait
+ * returns: the callbacks hold a handle (slot and generation), so one that
+ * comes late, or never, touches nothing.
+ *
+ * After fork(), a child may use user events, waits and notifications on
+ * them, but not enqueue commands (PoCL cannot run kernels in a child) nor
+ * touch the parent's completion queues (their eventfds are shared with the
+ * parent); see docs/wait.md. */
 
 #include "clgc/common.h"
+#include "clgc/queue.h"
 #include "clgc/wrappers.h"
 
 CLGC_BEGIN_DECLS
@@ -28,13 +35,20 @@ typedef enum clgc_wait_mode {
 } clgc_wait_mode_t;
 
 /* Wait until every event of the list is complete or has failed, as
- * clWaitForEvents does, and return what it would: CL_SUCCESS;
- * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if any command failed (its
- * negative status, which PoCL's callbacks report as CL_COMPLETE, is read
- * back from the event); CL_INVALID_VALUE for an empty list;
- * CL_INVALID_EVENT for a NULL or released event. Nothing is ever abandoned
- * half-way: the wait returns only when the device is done with the events,
- * so memory the commands write may be freed after it.
+ * clWaitForEvents does, and return what it would, in every mode:
+ * CL_SUCCESS; CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if any command
+ * failed (its negative status, which PoCL's callbacks report as
+ * CL_COMPLETE, is read back from the event); CL_INVALID_VALUE for an empty
+ * list; CL_INVALID_EVENT for a NULL event or one OpenCL does not know;
+ * CL_INVALID_CONTEXT for events of more than one context. A released event
+ * cannot always be told: PoCL recycles released events, so one may pass
+ * for a live event (whatever command now has its memory) or make PoCL
+ * abort. Never wait on an event after releasing it. Nothing is ever
+ * abandoned half-way: the wait returns only when the device is done with
+ * the events, so memory the commands write may be freed after it. A user
+ * event failed through clgc_clSetUserEventStatus (which PoCL never calls
+ * back for) ends the waits on it at once; one failed with the raw call is
+ * seen within 100 ms or the time waited so far.
  *
  * Call it on a thread the runtime knows, outside a safe region (inside
  * one it still works, without a region of its own). Callbacks run on
@@ -47,10 +61,18 @@ CLGC_EXTERN cl_int clgc_wait_for_events(cl_uint num_events,
  * thread. Returns CLGC_OK or CLGC_EINVAL for an unknown mode. */
 CLGC_EXTERN int clgc_wait_set_mode(clgc_wait_mode_t mode);
 
+/* The largest polling budget, one second: a wait that should spin longer
+ * than that should sleep instead (and a larger one would overflow the
+ * clock's arithmetic). */
+#define CLGC_WAIT_POLL_MAX_NS 1000000000L
+
 /* The polling budget of a cooperative wait, in nanoseconds: how long it
  * checks the events' status before it asks for a callback and sleeps. 0
- * asks for the callback at once. CLGC_WAIT_POLL_NS sets it before the
- * first wait. Returns CLGC_OK or CLGC_EINVAL for a negative budget. */
+ * asks for the callback at once. The environment variable
+ * CLGC_WAIT_POLL_NS sets it before the first wait; a value that is not a
+ * number from 0 to CLGC_WAIT_POLL_MAX_NS is ignored there. Any thread.
+ * Returns CLGC_OK, or CLGC_EINVAL (the budget in force is kept) for a
+ * negative budget or one over CLGC_WAIT_POLL_MAX_NS. */
 CLGC_EXTERN int clgc_wait_set_poll_ns(long ns);
 
 /* The polling budget in force, in nanoseconds. */
@@ -77,9 +99,19 @@ CLGC_EXTERN clgc_wait_path_t clgc_wait_last_path(void);
  *
  * PoCL 3.1 never calls back for a user event set to an error status, nor
  * for the commands that depend on it. clgc watches every pending
- * notification from a thread of its own, started on first use, which
- * looks at their status every 10 ms and delivers the failed ones itself:
- * such a handler runs on that thread, up to 10 ms late. */
+ * notification (and every CL_COMPLETE callback registered through
+ * clgc_clSetEventCallback) from a thread of its own, started on first use,
+ * which delivers the failed ones itself, on that thread: it sleeps while
+ * nothing is pending; it looks at once when a failure is set through
+ * clgc_clSetUserEventStatus, then at 10 ms, 20 ms, ... up to once a
+ * second; and once a second while anything is pending, so a failure set
+ * with the raw clSetUserEventStatus is delivered up to about a second
+ * late. A notification is reclaimed once delivered, whether or not PoCL
+ * ever calls back. A handler may report a failure with clgc_callback_fail:
+ * it is recorded with command "clgc_event_notify" (or "clgc_event_post"
+ * for clgc_event_post's handlers). A child of fork() gets a watcher of its
+ * own when it first needs one; notifications pending at the fork stay the
+ * parent's. */
 typedef void (*clgc_event_cb)(cl_event event, cl_int status, void *data);
 
 typedef enum clgc_notify_mode {
@@ -108,42 +140,12 @@ typedef enum clgc_notify_mode {
 CLGC_EXTERN cl_int clgc_event_notify(cl_event event, clgc_notify_mode_t mode,
                                      clgc_event_cb handler, void *data);
 
-/* A completion queue: completions are posted from any thread and their
- * handlers run on the thread that drains it, the one that owns the
- * runtime. Its file descriptor is readable while completions are pending
- * (wakeups coalesce: one readable state for any number of them), so it
- * plugs into epoll, libuv, luv, cqueues or Guile's fd waits. */
-typedef struct clgc_queue clgc_queue_t;
-
-/* A new queue, or NULL with errno set. Undo with clgc_queue_close(). */
-CLGC_EXTERN clgc_queue_t *clgc_queue_create(void);
-
-/* The queue's file descriptor (an eventfd): poll it for reading, never
- * read or close it. Valid until clgc_queue_close(). */
-CLGC_EXTERN int clgc_queue_fd(const clgc_queue_t *queue);
-
 /* As clgc_event_notify, but the handler runs in a later
- * clgc_queue_drain(queue). */
+ * clgc_queue_drain(queue) (clgc/queue.h), on the thread that drains it;
+ * until then the queue cannot be closed (CLGC_EBUSY). Returns what
+ * clgc_event_notify does, and CL_INVALID_VALUE for a NULL queue. */
 CLGC_EXTERN cl_int clgc_event_post(cl_event event, clgc_queue_t *queue,
                                    clgc_event_cb handler, void *data);
-
-/* Post fn(data) to run in a later drain of queue: for completions of a
- * runtime's own (a closure's handler that must run on the owner thread,
- * say). Any thread; allocates one small record, freed after fn runs.
- * Returns CLGC_OK, CLGC_EINVAL (NULL queue or fn) or CLGC_ENOMEM. */
-CLGC_EXTERN int clgc_queue_post(clgc_queue_t *queue, void (*fn)(void *data),
-                                void *data);
-
-/* Run the handlers of up to max pending completions (0: all), in the
- * order they completed, on the calling thread; return how many ran. Never
- * blocks. One thread drains a queue at a time. */
-CLGC_EXTERN unsigned clgc_queue_drain(clgc_queue_t *queue, unsigned max);
-
-/* Close the queue: run the handlers still pending, then free it.
- * Returns CLGC_OK, or CLGC_EBUSY (the queue stays open) while some event
- * posted to it has yet to complete, or some callback deferred to it has
- * yet to come: close it after those. */
-CLGC_EXTERN int clgc_queue_close(clgc_queue_t *queue);
 
 CLGC_END_DECLS
 

@@ -1,0 +1,435 @@
+/* The watcher (internal.h, struct clgc__watch): event callbacks that are
+ * sure to come, for the notifications (notify.c) and the callbacks of
+ * clgc_clSetEventCallback (callback.c).
+ *
+ * PoCL 3.1 never calls back for a user event set to an error status, nor
+ * for the commands that depend on it. So each watch is registered with
+ * OpenCL and also listed here, and delivered once by whichever comes
+ * first: OpenCL's callback, or clgc's watcher thread, which looks at the
+ * status of the listed events and delivers the failed ones itself.
+ *
+ * The list is a table of slots. OpenCL's callback is given a slot's index
+ * and generation in the bits of its user_data, never the record, and is
+ * looked up under the lock: the first delivery frees the slot (moving its
+ * generation on), so a record is reclaimed once delivered, and a callback
+ * that comes later, or never, finds nothing and touches nothing else.
+ *
+ * The watcher costs nothing while nothing is listed: it sleeps on a
+ * condition variable. While watches are pending it looks at them once a
+ * second, for failures set with the raw clSetUserEventStatus; a failure
+ * set through clgc_clSetUserEventStatus kicks it to look at once, then
+ * after 10 ms, 20 ms, and so on up to the second, for the commands that
+ * fail after it. A look costs one status query per pending watch, made
+ * outside the lock: the lock is held only to copy the list, so OpenCL's
+ * callbacks (which take it to claim their watch) never wait for a query. */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* The first look after a kick (after the immediate one), and the slow
+ * scan's period, which caps the backoff. */
+#define CLGC__WATCH_KICK_NS 10000000L
+#define CLGC__WATCH_SLOW_NS 1000000000L
+
+/* An id is index | generation << CLGC__WATCH_SHIFT. */
+#define CLGC__WATCH_SHIFT 24
+#define CLGC__WATCH_MAX_SLOTS (1u << CLGC__WATCH_SHIFT)
+#define CLGC__WATCH_GEN_MASK ((uint32_t)(UINTPTR_MAX >> CLGC__WATCH_SHIFT))
+#define CLGC__NO_SLOT UINT32_MAX
+
+struct clgc__watch_slot {
+    struct clgc__watch *w; /* NULL once delivered (or free) */
+    cl_event event;        /* clgc's reference while armed: what scans read */
+    uint32_t gen;          /* moves on when the slot is freed */
+    uint32_t next_free;
+    unsigned holds;      /* scans reading event: the slot outlives them */
+    unsigned char armed; /* event is retained and scanned */
+    unsigned char used;  /* not on the free list */
+};
+
+static pthread_mutex_t clgc__watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t clgc__watch_cond;
+static pthread_once_t clgc__watch_once = PTHREAD_ONCE_INIT;
+static int clgc__watch_init_failed;
+
+/* Under the lock. */
+static struct clgc__watch_slot *clgc__wslots;
+static uint32_t clgc__nwslots, clgc__wcap, clgc__wfree = CLGC__NO_SLOT;
+static unsigned clgc__armed; /* slots the watcher looks at */
+static int clgc__watcher_running, clgc__kicked;
+
+/* The watcher's list of what it looks at, its own. */
+struct clgc__look {
+    uint32_t index;
+    cl_event event;
+    uintptr_t id;
+};
+static struct clgc__look *clgc__looks;
+static unsigned clgc__nlooks;
+
+static long
+clgc__watch_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static uintptr_t
+clgc__watch_id(uint32_t i)
+{
+    return (uintptr_t)i | ((uintptr_t)clgc__wslots[i].gen << CLGC__WATCH_SHIFT);
+}
+
+/* A slot for w, or CLGC__NO_SLOT without memory. */
+static uint32_t
+clgc__slot_new(struct clgc__watch *w)
+{
+    struct clgc__watch_slot *s;
+    uint32_t i;
+
+    if (clgc__wfree != CLGC__NO_SLOT) {
+        i = clgc__wfree;
+        clgc__wfree = clgc__wslots[i].next_free;
+    } else {
+        if (clgc__nwslots == clgc__wcap) {
+            uint32_t cap = clgc__wcap ? clgc__wcap * 2 : 64;
+
+            if (cap > CLGC__WATCH_MAX_SLOTS)
+                return CLGC__NO_SLOT;
+            s = realloc(clgc__wslots, cap * sizeof(*s));
+            if (s == NULL)
+                return CLGC__NO_SLOT;
+            clgc__wslots = s;
+            clgc__wcap = cap;
+        }
+        i = clgc__nwslots++;
+        clgc__wslots[i].gen = 0;
+    }
+    s = &clgc__wslots[i];
+    s->w = w;
+    s->event = NULL;
+    s->holds = 0;
+    s->armed = 0;
+    s->used = 1;
+    return i;
+}
+
+static void
+clgc__slot_free(uint32_t i)
+{
+    struct clgc__watch_slot *s = &clgc__wslots[i];
+
+    s->gen++;
+    s->w = NULL;
+    s->event = NULL;
+    s->armed = 0;
+    s->used = 0;
+    s->next_free = clgc__wfree;
+    clgc__wfree = i;
+}
+
+/* The live slot of id, or NULL. */
+static struct clgc__watch_slot *
+clgc__slot_of(uintptr_t id)
+{
+    uint32_t i = (uint32_t)(id & (CLGC__WATCH_MAX_SLOTS - 1));
+    struct clgc__watch_slot *s;
+
+    if (i >= clgc__nwslots)
+        return NULL;
+    s = &clgc__wslots[i];
+    if (!s->used || s->w == NULL ||
+        (s->gen & CLGC__WATCH_GEN_MASK) != (uint32_t)(id >> CLGC__WATCH_SHIFT))
+        return NULL;
+    return s;
+}
+
+/* Take the watch id for delivery: its record, or NULL if it has been
+ * delivered (or taken back). Frees the slot unless a scan still reads its
+ * event; *release is a reference to drop once the lock is let go. */
+static struct clgc__watch *
+clgc__claim(uintptr_t id, cl_event *release)
+{
+    struct clgc__watch_slot *s = clgc__slot_of(id);
+    struct clgc__watch *w;
+
+    *release = NULL;
+    if (s == NULL)
+        return NULL;
+    w = s->w;
+    s->w = NULL;
+    if (s->armed)
+        clgc__armed--;
+    if (s->holds == 0) {
+        *release = s->event;
+        clgc__slot_free((uint32_t)(s - clgc__wslots));
+    }
+    return w;
+}
+
+/* OpenCL's callback: on PoCL's thread, or inline in clSetEventCallback. */
+static void CL_CALLBACK
+clgc__watch_fired(cl_event event, cl_int status, void *id)
+{
+    struct clgc__watch *w;
+    cl_event release;
+
+    pthread_mutex_lock(&clgc__watch_lock);
+    w = clgc__claim((uintptr_t)id, &release);
+    pthread_mutex_unlock(&clgc__watch_lock);
+    if (w != NULL)
+        w->fire(w, event, status);
+    if (release != NULL)
+        clReleaseEvent(release);
+}
+
+/* One look at every armed watch; with the lock held, which it lets go
+ * while it asks OpenCL anything: PoCL may hold an event's lock while it
+ * runs a callback, which takes this one. */
+static void
+clgc__scan(void)
+{
+    unsigned k = 0;
+
+    if (clgc__armed == 0)
+        return;
+    if (clgc__nlooks < clgc__armed) {
+        struct clgc__look *l = realloc(clgc__looks, clgc__armed * sizeof(*l));
+
+        if (l == NULL)
+            return; /* the next look may have memory */
+        clgc__looks = l;
+        clgc__nlooks = clgc__armed;
+    }
+    for (uint32_t i = 0; i < clgc__nwslots && k < clgc__nlooks; i++) {
+        struct clgc__watch_slot *s = &clgc__wslots[i];
+
+        if (!s->used || !s->armed || s->w == NULL)
+            continue;
+        s->holds++;
+        clgc__looks[k++] = (struct clgc__look){i, s->event, clgc__watch_id(i)};
+    }
+    pthread_mutex_unlock(&clgc__watch_lock);
+    for (unsigned j = 0; j < k; j++) {
+        cl_int status = clgc__event_status(clgc__looks[j].event);
+        struct clgc__watch *w;
+        cl_event none;
+
+        if (status >= 0)
+            continue;
+        pthread_mutex_lock(&clgc__watch_lock);
+        w = clgc__claim(clgc__looks[j].id, &none); /* held: none */
+        pthread_mutex_unlock(&clgc__watch_lock);
+        if (w != NULL)
+            w->fire(w, clgc__looks[j].event, status);
+    }
+    /* Let go of the slots; free those delivered meanwhile. */
+    pthread_mutex_lock(&clgc__watch_lock);
+    for (unsigned j = 0; j < k; j++) {
+        struct clgc__watch_slot *s = &clgc__wslots[clgc__looks[j].index];
+
+        clgc__looks[j].event = NULL;
+        if (--s->holds == 0 && s->w == NULL) {
+            clgc__looks[j].event = s->event;
+            clgc__slot_free(clgc__looks[j].index);
+        }
+    }
+    pthread_mutex_unlock(&clgc__watch_lock);
+    for (unsigned j = 0; j < k; j++)
+        if (clgc__looks[j].event != NULL)
+            clReleaseEvent(clgc__looks[j].event);
+    pthread_mutex_lock(&clgc__watch_lock);
+}
+
+static void *
+clgc__watcher(void *unused)
+{
+    long delay = CLGC__WATCH_SLOW_NS; /* from one look to the next */
+    long due = 0;                     /* the next look; 0: none planned */
+
+    (void)unused;
+    pthread_mutex_lock(&clgc__watch_lock);
+    for (;;) {
+        if (clgc__kicked) {
+            clgc__kicked = 0;
+            delay = CLGC__WATCH_KICK_NS;
+        } else if (clgc__armed == 0) {
+            due = 0;
+            delay = CLGC__WATCH_SLOW_NS;
+            pthread_cond_wait(&clgc__watch_cond, &clgc__watch_lock);
+            continue;
+        } else {
+            long now = clgc__watch_now();
+
+            if (due == 0)
+                due = now + delay;
+            if (now < due) {
+                struct timespec until = {due / 1000000000L, due % 1000000000L};
+
+                pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock,
+                                       &until);
+                continue;
+            }
+            delay = delay < CLGC__WATCH_SLOW_NS / 2 ? delay * 2
+                                                    : CLGC__WATCH_SLOW_NS;
+        }
+        clgc__scan();
+        due = clgc__watch_now() + delay;
+    }
+    return NULL;
+}
+
+/* fork(2): the lock is taken around it, so the child's copy of the table
+ * is whole. The child has no watcher (it starts again on demand) and no
+ * PoCL threads: the parent's watches stay the parent's, never looked at
+ * in the child (their events' locks may be held by threads that are
+ * gone), and the child's own are watched by a watcher of its own. */
+static void
+clgc__watch_prepare(void)
+{
+    pthread_mutex_lock(&clgc__watch_lock);
+}
+
+static void
+clgc__watch_parent(void)
+{
+    pthread_mutex_unlock(&clgc__watch_lock);
+}
+
+static int clgc__cond_init(void);
+
+static void
+clgc__watch_child(void)
+{
+    for (uint32_t i = 0; i < clgc__nwslots; i++) {
+        struct clgc__watch_slot *s = &clgc__wslots[i];
+
+        if (!s->used)
+            continue;
+        s->holds = 0;
+        s->armed = 0; /* the parent's reference, left alone */
+        if (s->w == NULL)
+            clgc__slot_free(i);
+    }
+    clgc__armed = 0;
+    clgc__kicked = 0;
+    clgc__watcher_running = 0;
+    /* The parent's watcher may have been waiting on the condition
+     * variable: its copy counts a waiter that does not exist here, and
+     * would lose the child's signals. A fresh one. */
+    if (clgc__cond_init() != 0)
+        clgc__watch_init_failed = 1;
+    pthread_mutex_unlock(&clgc__watch_lock);
+}
+
+/* The watcher's condition variable, on the monotonic clock. */
+static int
+clgc__cond_init(void)
+{
+    pthread_condattr_t attr;
+    int err = pthread_condattr_init(&attr);
+
+    if (err != 0)
+        return err;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    err = pthread_cond_init(&clgc__watch_cond, &attr);
+    pthread_condattr_destroy(&attr);
+    return err;
+}
+
+static void
+clgc__watch_init(void)
+{
+    clgc__watch_init_failed =
+        clgc__cond_init() != 0 ||
+        pthread_atfork(clgc__watch_prepare, clgc__watch_parent,
+                       clgc__watch_child) != 0;
+}
+
+/* Under the lock: 0, or an error starting the watcher. */
+static int
+clgc__watcher_start(void)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    int err;
+
+    if (clgc__watcher_running)
+        return 0;
+    if (pthread_attr_init(&attr) != 0)
+        return -1;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    err = pthread_create(&t, &attr, clgc__watcher, NULL);
+    pthread_attr_destroy(&attr);
+    clgc__watcher_running = err == 0;
+    return err;
+}
+
+int
+clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
+                  cl_int *err)
+{
+    struct clgc__watch_slot *s;
+    cl_event release;
+    uintptr_t id;
+    uint32_t i = CLGC__NO_SLOT;
+    int held;
+
+    pthread_once(&clgc__watch_once, clgc__watch_init);
+    if (clgc__watch_init_failed) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return 0;
+    }
+    pthread_mutex_lock(&clgc__watch_lock);
+    if (clgc__watcher_start() == 0)
+        i = clgc__slot_new(w);
+    id = i != CLGC__NO_SLOT ? clgc__watch_id(i) : 0;
+    pthread_mutex_unlock(&clgc__watch_lock);
+    if (i == CLGC__NO_SLOT) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return 0;
+    }
+    *err = clSetEventCallback(event, type, clgc__watch_fired, (void *)id);
+    if (*err != CL_SUCCESS) {
+        /* Refused: take it back, unless it was delivered all the same
+         * (a driver that calls back and then reports an error). */
+        pthread_mutex_lock(&clgc__watch_lock);
+        w = clgc__claim(id, &release); /* never armed: no release */
+        pthread_mutex_unlock(&clgc__watch_lock);
+        return w == NULL;
+    }
+    /* Registered: arm it, unless OpenCL has called back already. The
+     * watcher reads the event through a reference of clgc's own, as the
+     * record's owner may release its own at any time. */
+    held = clRetainEvent(event) == CL_SUCCESS;
+    pthread_mutex_lock(&clgc__watch_lock);
+    s = clgc__slot_of(id);
+    if (s != NULL && held) {
+        s->event = event;
+        s->armed = 1;
+        if (clgc__armed++ == 0)
+            pthread_cond_signal(&clgc__watch_cond);
+        held = 0;
+    }
+    pthread_mutex_unlock(&clgc__watch_lock);
+    if (held)
+        clReleaseEvent(event);
+    return 1;
+}
+
+void
+clgc__watch_kick(void)
+{
+    pthread_mutex_lock(&clgc__watch_lock);
+    if (clgc__watcher_running && clgc__armed > 0) {
+        clgc__kicked = 1;
+        pthread_cond_signal(&clgc__watch_cond);
+    }
+    pthread_mutex_unlock(&clgc__watch_lock);
+}

@@ -399,8 +399,9 @@ lclgc_fail_report(lua_State *L, lclgc_state *st, const char *what)
     pthread_mutex_unlock(&lclgc_lock);
     if (clgc_callback_fail(f) == CLGC_OK)
         return;
-    /* clgc ran no handler frame here (a posted handler, before issue 10's
-     * core): deliver it straight to the inbox, as a take would. */
+    /* clgc ran no handler frame here (it runs one for every handler it
+     * calls, so this is a defect): deliver it straight to the inbox, as a
+     * take would, rather than lose it. */
     pthread_mutex_lock(&lclgc_lock);
     for (struct lclgc_fail **p = &lclgc_live; *p != NULL; p = &(*p)->next)
         if (*p == f) {
@@ -687,12 +688,7 @@ lclgc_state_get(lua_State *L)
         luaL_error(L, "clgc: out of memory");
         return NULL;
     }
-#ifdef LCLGC_OLD_QUEUE_API
-    st->queue = clgc_queue_create();
-    err = st->queue != NULL ? CLGC_OK : CLGC_ENOMEM;
-#else
     err = clgc_queue_create(&st->queue);
-#endif
     if (err != CLGC_OK) {
         free(st);
         lclgc_clgc_error(L, "clgc: clgc_queue_create", err);
@@ -727,11 +723,7 @@ lclgc_drain(lua_State *L, int max, const char *fn)
                           fn);
     st->L = L;
     st->draining = 1;
-#ifdef LCLGC_OLD_QUEUE_API
-    n = (int)clgc_queue_drain(st->queue, (unsigned)max);
-#else
     n = clgc_queue_drain(st->queue, (unsigned)max);
-#endif
     st->draining = 0;
     st->L = outer;
     if (n < 0)

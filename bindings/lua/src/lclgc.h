@@ -20,12 +20,6 @@
 
 #include "clgc.h"
 
-/* Until clgc/queue.h lands (issue 10), the old queue calls, shaped as the
- * new ones: create returns a code, drain a count or a negative code. */
-#ifndef CLGC_QUEUE_H
-#define LCLGC_OLD_QUEUE_API 1
-#endif
-
 /* One per lua_State that loaded the module (lclgc.c). */
 typedef struct lclgc_state lclgc_state;
 

@@ -82,6 +82,8 @@ lib.raises(function() clgc.wait(m) end, "clgc.wait",
     "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)")
 lib.raises(function() u:set_status(1) end, "clgc.Event:set_status",
     "CL_INVALID_VALUE")
+lib.let_go(m)
+lib.let_go(u)
 
 -- The generic path checks its arguments against the metadata.
 lib.raises(function() clgc.call("clNoSuchThing") end,

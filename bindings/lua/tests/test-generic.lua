@@ -8,7 +8,8 @@ local CL_MEM_SIZE = 0x1102
 local CL_MEM_READ_WRITE = 1
 
 local names = clgc.commands()
-lib.eq(#names, 235, "commands in the registry")
+lib.ok(#names >= 235, "commands in the registry: " .. #names)
+lib.eq(names[1]:sub(1, 2), "cl", "names")
 local b = clgc.command("clBuildProgram")
 lib.eq(b.result, "cl_int", "result type")
 lib.eq(#b.params, 6, "parameters")

@@ -84,6 +84,17 @@ lib.raises(function() u:set_status(1) end, "clgc.Event:set_status",
     "CL_INVALID_VALUE")
 lib.let_go(m)
 lib.let_go(u)
+-- The same in a coroutine: the completion comes through the queue with
+-- the real, negative status (clgc's watcher reports what PoCL does not).
+clgc.run(function()
+    local u2 = clgc.user_event(ctx)
+    local m2 = q:marker(u2)
+    u2:set_status(-5)
+    lib.raises(function() clgc.wait(m2) end, "clgc.wait",
+        "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)")
+    lib.let_go(m2)
+    lib.let_go(u2)
+end)
 
 -- The generic path checks its arguments against the metadata.
 lib.raises(function() clgc.call("clNoSuchThing") end,

@@ -74,14 +74,16 @@ __kernel void k%d(__global float *x, int n)
     return table.concat(parts)
 end
 
--- Wait until PoCL holds no reference of its own to ev (it drops its last
--- after the command's callbacks and dependents are done with it): a
--- process that exits before that can crash in PoCL's threads (as
--- tests/testutil.h's test_event_let_go says). Our handle holds one.
+-- Give PoCL time to drop its own references to ev (it drops them after
+-- the command's callbacks and dependents are done with it): a process
+-- that exits before that can crash in PoCL's threads (as
+-- tests/testutil.h's test_event_let_go says). Our handle holds one. PoCL
+-- may also keep an event for good (a queue's or a buffer's last event),
+-- so this gives up after a while: it asserts nothing.
 function lib.let_go(ev)
     local CL_EVENT_REFERENCE_COUNT = 0x11D2
     local m = clgc.memory(4)
-    while true do
+    for _ = 1, 2000 do
         lib.eq(clgc.call("clGetEventInfo", ev, CL_EVENT_REFERENCE_COUNT, 4,
             m, nil), 0, "clGetEventInfo")
         if m:get("uint", 0) <= 1 then

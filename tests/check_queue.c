@@ -229,7 +229,7 @@ START_TEST(loop_works_while_the_kernel_runs)
     cl_int err;
 
     ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
     program = clCreateProgramWithSource(context, 1, &test_spin_src, NULL, &err);

@@ -79,7 +79,7 @@ pocl_open(struct pocl *p)
 {
     cl_int err;
 
-    ck_assert_int_eq(clGetDeviceIDs(test_platform(POCL), CL_DEVICE_TYPE_CPU, 1,
+    ck_assert_int_eq(clGetDeviceIDs(test_platform(POCL), test_device_type(), 1,
                                     &p->device, NULL),
                      CL_SUCCESS);
     p->context = clCreateContext(NULL, 1, &p->device, NULL, NULL, &err);

@@ -292,7 +292,8 @@ clgc_make_threads_suite(void)
     TCase *tc = tcase_create("concurrent");
 
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, wrappers_from_many_threads);
+    test_add_pocl_test(tc, wrappers_from_many_threads,
+                       "PoCL's own extension clSetContentSizeBufferPoCL");
     tcase_add_test(tc, threads_exiting_attached_are_detached);
     tcase_add_test(tc, many_waits_lose_no_completion);
     tcase_add_test(tc, queue_delivers_every_completion_once);

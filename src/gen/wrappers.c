@@ -206,15 +206,13 @@ clgc__s_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_
 cl_int CL_API_CALL
 clgc_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -260,15 +258,13 @@ clgc__s_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 cl_kernel CL_API_CALL
 clgc_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(source_kernel))))
         return clgc__s_clCloneKernel(source_kernel, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCloneKernel(source_kernel, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCloneKernel(source_kernel, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -320,15 +316,13 @@ clgc__s_clCommandBarrierWithWaitListKHR(cl_command_buffer_khr command_buffer, cl
 cl_int CL_API_CALL
 clgc_clCommandBarrierWithWaitListKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandBarrierWithWaitListKHR(command_buffer, command_queue, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandBarrierWithWaitListKHR(command_buffer, command_queue, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -385,15 +379,13 @@ clgc__s_clCommandCopyBufferKHR(cl_command_buffer_khr command_buffer, cl_command_
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyBufferKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyBufferKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -454,15 +446,13 @@ clgc__s_clCommandCopyBufferRectKHR(cl_command_buffer_khr command_buffer, cl_comm
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferRectKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyBufferRectKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyBufferRectKHR(command_buffer, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -519,15 +509,13 @@ clgc__s_clCommandCopyBufferToImageKHR(cl_command_buffer_khr command_buffer, cl_c
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferToImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyBufferToImageKHR(command_buffer, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyBufferToImageKHR(command_buffer, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -584,15 +572,13 @@ clgc__s_clCommandCopyImageKHR(cl_command_buffer_khr command_buffer, cl_command_q
 cl_int CL_API_CALL
 clgc_clCommandCopyImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyImageKHR(command_buffer, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyImageKHR(command_buffer, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -649,15 +635,13 @@ clgc__s_clCommandCopyImageToBufferKHR(cl_command_buffer_khr command_buffer, cl_c
 cl_int CL_API_CALL
 clgc_clCommandCopyImageToBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyImageToBufferKHR(command_buffer, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyImageToBufferKHR(command_buffer, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -714,15 +698,13 @@ clgc__s_clCommandFillBufferKHR(cl_command_buffer_khr command_buffer, cl_command_
 cl_int CL_API_CALL
 clgc_clCommandFillBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandFillBufferKHR(command_buffer, command_queue, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandFillBufferKHR(command_buffer, command_queue, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -778,15 +760,13 @@ clgc__s_clCommandFillImageKHR(cl_command_buffer_khr command_buffer, cl_command_q
 cl_int CL_API_CALL
 clgc_clCommandFillImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandFillImageKHR(command_buffer, command_queue, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandFillImageKHR(command_buffer, command_queue, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -844,15 +824,13 @@ clgc__s_clCommandNDRangeKernelKHR(cl_command_buffer_khr command_buffer, cl_comma
 cl_int CL_API_CALL
 clgc_clCommandNDRangeKernelKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_ndrange_kernel_command_properties_khr *properties, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandNDRangeKernelKHR(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandNDRangeKernelKHR(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -936,15 +914,13 @@ clgc__s_clCompileProgram(cl_program program, cl_uint num_devices, const cl_devic
 cl_int CL_API_CALL
 clgc_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -997,15 +973,13 @@ clgc__s_clCreateAcceleratorINTEL(cl_context context, cl_accelerator_type_intel a
 cl_accelerator_intel CL_API_CALL
 clgc_clCreateAcceleratorINTEL(cl_context context, cl_accelerator_type_intel accelerator_type, size_t descriptor_size, const void *descriptor, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_accelerator_intel ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateAcceleratorINTEL(context, accelerator_type, descriptor_size, descriptor, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateAcceleratorINTEL(context, accelerator_type, descriptor_size, descriptor, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1054,15 +1028,13 @@ clgc__s_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void
 cl_mem CL_API_CALL
 clgc_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1112,15 +1084,13 @@ clgc__s_clCreateBufferWithProperties(cl_context context, const cl_mem_properties
 cl_mem CL_API_CALL
 clgc_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1174,15 +1144,13 @@ clgc__s_clCreateBufferWithPropertiesINTEL(cl_context context, const cl_mem_prope
 cl_mem CL_API_CALL
 clgc_clCreateBufferWithPropertiesINTEL(cl_context context, const cl_mem_properties_intel *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateBufferWithPropertiesINTEL(context, properties, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateBufferWithPropertiesINTEL(context, properties, flags, size, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1234,15 +1202,13 @@ clgc__s_clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *que
 cl_command_buffer_khr CL_API_CALL
 clgc_clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *queues, const cl_command_buffer_properties_khr *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_buffer_khr ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateCommandBufferKHR(num_queues, queues, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateCommandBufferKHR(num_queues, queues, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1290,15 +1256,13 @@ clgc__s_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateCommandQueue(context, device, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateCommandQueue(context, device, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateCommandQueue(context, device, properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1346,15 +1310,13 @@ clgc__s_clCreateCommandQueueWithProperties(cl_context context, cl_device_id devi
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1406,15 +1368,13 @@ clgc__s_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id d
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id device, const cl_queue_properties_khr *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateCommandQueueWithPropertiesKHR(context, device, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateCommandQueueWithPropertiesKHR(context, device, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1501,15 +1461,13 @@ clgc__s_clCreateContext(const cl_context_properties *properties, cl_uint num_dev
 cl_context CL_API_CALL
 clgc_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_context ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1590,15 +1548,13 @@ clgc__s_clCreateContextFromType(const cl_context_properties *properties, cl_devi
 cl_context CL_API_CALL
 clgc_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_context ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1650,15 +1606,13 @@ clgc__s_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLegl
 cl_event CL_API_CALL
 clgc_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLeglDisplayKHR display, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1709,15 +1663,13 @@ clgc__s_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *e
 cl_event CL_API_CALL
 clgc_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1769,15 +1721,13 @@ clgc__s_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D10Buffer *resource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1830,15 +1780,13 @@ clgc__s_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1891,15 +1839,13 @@ clgc__s_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1951,15 +1897,13 @@ clgc__s_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D11Buffer *resource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2012,15 +1956,13 @@ clgc__s_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2073,15 +2015,13 @@ clgc__s_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2135,15 +2075,13 @@ clgc__s_clCreateFromDX9MediaSurfaceINTEL(cl_context context, cl_mem_flags flags,
 cl_mem CL_API_CALL
 clgc_clCreateFromDX9MediaSurfaceINTEL(cl_context context, cl_mem_flags flags, IDirect3DSurface9 *resource, HANDLE sharedHandle, UINT plane, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromDX9MediaSurfaceINTEL(context, flags, resource, sharedHandle, plane, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromDX9MediaSurfaceINTEL(context, flags, resource, sharedHandle, plane, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2197,15 +2135,13 @@ clgc__s_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, c
 cl_mem CL_API_CALL
 clgc_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, cl_dx9_media_adapter_type_khr adapter_type, void *surface_info, cl_uint plane, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2259,15 +2195,13 @@ clgc__s_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, 
 cl_mem CL_API_CALL
 clgc_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, CLeglImageKHR eglimage, cl_mem_flags flags, const cl_egl_image_properties_khr *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2319,15 +2253,13 @@ clgc__s_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint b
 cl_mem CL_API_CALL
 clgc_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint bufobj, int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2379,15 +2311,13 @@ clgc__s_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GL
 cl_mem CL_API_CALL
 clgc_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2441,15 +2371,13 @@ clgc__s_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum 
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2503,15 +2431,13 @@ clgc__s_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenu
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2565,15 +2491,13 @@ clgc__s_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenu
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2626,15 +2550,13 @@ clgc__s_clCreateFromVA_APIMediaSurfaceINTEL(cl_context context, cl_mem_flags fla
 cl_mem CL_API_CALL
 clgc_clCreateFromVA_APIMediaSurfaceINTEL(cl_context context, cl_mem_flags flags, VASurfaceID *surface, cl_uint plane, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromVA_APIMediaSurfaceINTEL(context, flags, surface, plane, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromVA_APIMediaSurfaceINTEL(context, flags, surface, plane, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2684,15 +2606,13 @@ clgc__s_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_for
 cl_mem CL_API_CALL
 clgc_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2744,15 +2664,13 @@ clgc__s_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_f
 cl_mem CL_API_CALL
 clgc_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2806,15 +2724,13 @@ clgc__s_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_f
 cl_mem CL_API_CALL
 clgc_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2865,15 +2781,13 @@ clgc__s_clCreateImageWithProperties(cl_context context, const cl_mem_properties 
 cl_mem CL_API_CALL
 clgc_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2917,15 +2831,13 @@ clgc__s_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errc
 cl_kernel CL_API_CALL
 clgc_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clCreateKernel(program, kernel_name, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateKernel(program, kernel_name, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateKernel(program, kernel_name, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2968,15 +2880,13 @@ clgc__s_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_ker
 cl_int CL_API_CALL
 clgc_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3026,15 +2936,13 @@ clgc__s_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet
 cl_mem CL_API_CALL
 clgc_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3082,15 +2990,13 @@ clgc__s_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const
 cl_program CL_API_CALL
 clgc_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3136,15 +3042,13 @@ clgc__s_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_device
 cl_program CL_API_CALL
 clgc_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3189,15 +3093,13 @@ clgc__s_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
 cl_program CL_API_CALL
 clgc_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithIL(context, il, length, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithIL(context, il, length, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3246,15 +3148,13 @@ clgc__s_clCreateProgramWithILKHR(cl_context context, const void *il, size_t leng
 cl_program CL_API_CALL
 clgc_clCreateProgramWithILKHR(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateProgramWithILKHR(context, il, length, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateProgramWithILKHR(context, il, length, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3303,15 +3203,13 @@ clgc__s_clCreateProgramWithSource(cl_context context, cl_uint count, const char 
 cl_program CL_API_CALL
 clgc_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3360,15 +3258,13 @@ clgc__s_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addres
 cl_sampler CL_API_CALL
 clgc_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3415,15 +3311,13 @@ clgc__s_clCreateSamplerWithProperties(cl_context context, const cl_sampler_prope
 cl_sampler CL_API_CALL
 clgc_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3474,15 +3368,13 @@ clgc__s_clCreateSemaphoreWithPropertiesKHR(cl_context context, const cl_semaphor
 cl_semaphore_khr CL_API_CALL
 clgc_clCreateSemaphoreWithPropertiesKHR(cl_context context, const cl_semaphore_properties_khr *sema_props, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_semaphore_khr ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateSemaphoreWithPropertiesKHR(context, sema_props, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateSemaphoreWithPropertiesKHR(context, sema_props, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3531,15 +3423,13 @@ clgc__s_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_ty
 cl_mem CL_API_CALL
 clgc_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(buffer))))
         return clgc__s_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3586,15 +3476,13 @@ clgc__s_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_pro
 cl_int CL_API_CALL
 clgc_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_device))))
         return clgc__s_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3645,15 +3533,13 @@ clgc__s_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_
 cl_int CL_API_CALL
 clgc_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3699,15 +3585,13 @@ clgc__s_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 cl_event CL_API_CALL
 clgc_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateUserEvent(context, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateUserEvent(context, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateUserEvent(context, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3761,15 +3645,13 @@ clgc__s_clDeviceMemAllocINTEL(cl_context context, cl_device_id device, const cl_
 void *CL_API_CALL
 clgc_clDeviceMemAllocINTEL(cl_context context, cl_device_id device, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clDeviceMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clDeviceMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3821,15 +3703,13 @@ clgc__s_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3881,15 +3761,13 @@ clgc__s_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3941,15 +3819,13 @@ clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4001,15 +3877,13 @@ clgc__s_clEnqueueAcquireDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4061,15 +3935,13 @@ clgc__s_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4121,15 +3993,13 @@ clgc__s_clEnqueueAcquireExternalMemObjectsKHR(cl_command_queue command_queue, cl
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireExternalMemObjectsKHR(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4181,15 +4051,13 @@ clgc__s_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_ob
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4241,15 +4109,13 @@ clgc__s_clEnqueueAcquireGrallocObjectsIMG(cl_command_queue command_queue, cl_uin
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireGrallocObjectsIMG(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4301,15 +4167,13 @@ clgc__s_clEnqueueAcquireVA_APIMediaSurfacesINTEL(cl_command_queue command_queue,
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4352,15 +4216,13 @@ clgc__s_clEnqueueBarrier(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clEnqueueBarrier(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueBarrier(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueBarrier(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueBarrier(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4406,15 +4268,13 @@ clgc__s_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num
 cl_int CL_API_CALL
 clgc_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4466,15 +4326,13 @@ clgc__s_clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, 
 cl_int CL_API_CALL
 clgc_clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, cl_command_buffer_khr command_buffer, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueCommandBufferKHR(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueCommandBufferKHR(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4525,15 +4383,13 @@ clgc__s_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, c
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4588,15 +4444,13 @@ clgc__s_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffe
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4647,15 +4501,13 @@ clgc__s_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_bu
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4706,15 +4558,13 @@ clgc__s_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_
 cl_int CL_API_CALL
 clgc_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4765,15 +4615,13 @@ clgc__s_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_im
 cl_int CL_API_CALL
 clgc_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4824,15 +4672,13 @@ clgc__s_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const
 cl_int CL_API_CALL
 clgc_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4882,15 +4728,13 @@ clgc__s_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const v
 cl_int CL_API_CALL
 clgc_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4945,15 +4789,13 @@ clgc__s_clEnqueueGenerateMipmapIMG(cl_command_queue command_queue, cl_mem src_im
 cl_int CL_API_CALL
 clgc_clEnqueueGenerateMipmapIMG(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, cl_mipmap_filter_mode_img mipmap_filter_mode, const size_t *array_region, const size_t *mip_region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueGenerateMipmapIMG(command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueGenerateMipmapIMG(command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5004,15 +4846,13 @@ clgc__s_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_boo
 void *CL_API_CALL
 clgc_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5065,15 +4905,13 @@ clgc__s_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool 
 void *CL_API_CALL
 clgc_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5117,15 +4955,13 @@ clgc__s_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 cl_int CL_API_CALL
 clgc_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMarker(command_queue, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMarker(command_queue, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMarker(command_queue, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5171,15 +5007,13 @@ clgc__s_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_
 cl_int CL_API_CALL
 clgc_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5232,15 +5066,13 @@ clgc__s_clEnqueueMemAdviseINTEL(cl_command_queue command_queue, const void *ptr,
 cl_int CL_API_CALL
 clgc_clEnqueueMemAdviseINTEL(cl_command_queue command_queue, const void *ptr, size_t size, cl_mem_advice_intel advice, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemAdviseINTEL(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemAdviseINTEL(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5294,15 +5126,13 @@ clgc__s_clEnqueueMemFillINTEL(cl_command_queue command_queue, void *dst_ptr, con
 cl_int CL_API_CALL
 clgc_clEnqueueMemFillINTEL(cl_command_queue command_queue, void *dst_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemFillINTEL(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemFillINTEL(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5353,15 +5183,13 @@ clgc__s_clEnqueueMemcpyINTEL(cl_command_queue command_queue, cl_bool blocking, v
 cl_int CL_API_CALL
 clgc_clEnqueueMemcpyINTEL(cl_command_queue command_queue, cl_bool blocking, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemcpyINTEL(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemcpyINTEL(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5414,15 +5242,13 @@ clgc__s_clEnqueueMemsetINTEL(cl_command_queue command_queue, void *dst_ptr, cl_i
 cl_int CL_API_CALL
 clgc_clEnqueueMemsetINTEL(cl_command_queue command_queue, void *dst_ptr, cl_int value, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemsetINTEL(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemsetINTEL(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5475,15 +5301,13 @@ clgc__s_clEnqueueMigrateMemINTEL(cl_command_queue command_queue, const void *ptr
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemINTEL(cl_command_queue command_queue, const void *ptr, size_t size, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMigrateMemINTEL(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMigrateMemINTEL(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5536,15 +5360,13 @@ clgc__s_clEnqueueMigrateMemObjectEXT(cl_command_queue command_queue, cl_uint num
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemObjectEXT(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags_ext flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMigrateMemObjectEXT(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMigrateMemObjectEXT(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5593,15 +5415,13 @@ clgc__s_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_m
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5652,15 +5472,13 @@ clgc__s_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 cl_int CL_API_CALL
 clgc_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5727,15 +5545,13 @@ clgc__s_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK 
 cl_int CL_API_CALL
 clgc_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5783,15 +5599,13 @@ clgc__s_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bo
 cl_int CL_API_CALL
 clgc_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5844,15 +5658,13 @@ clgc__s_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, c
 cl_int CL_API_CALL
 clgc_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5904,15 +5716,13 @@ clgc__s_clEnqueueReadHostPipeINTEL(cl_command_queue command_queue, cl_program pr
 cl_int CL_API_CALL
 clgc_clEnqueueReadHostPipeINTEL(cl_command_queue command_queue, cl_program program, const char *pipe_symbol, cl_bool blocking_read, void *ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReadHostPipeINTEL(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReadHostPipeINTEL(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5962,15 +5772,13 @@ clgc__s_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool
 cl_int CL_API_CALL
 clgc_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6022,15 +5830,13 @@ clgc__s_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6082,15 +5888,13 @@ clgc__s_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6142,15 +5946,13 @@ clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6202,15 +6004,13 @@ clgc__s_clEnqueueReleaseDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint num_objects, cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6262,15 +6062,13 @@ clgc__s_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6322,15 +6120,13 @@ clgc__s_clEnqueueReleaseExternalMemObjectsKHR(cl_command_queue command_queue, cl
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseExternalMemObjectsKHR(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6382,15 +6178,13 @@ clgc__s_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_ob
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6442,15 +6236,13 @@ clgc__s_clEnqueueReleaseGrallocObjectsIMG(cl_command_queue command_queue, cl_uin
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseGrallocObjectsIMG(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6502,15 +6294,13 @@ clgc__s_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue,
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6595,15 +6385,13 @@ clgc__s_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
 cl_int CL_API_CALL
 clgc_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6694,15 +6482,13 @@ clgc__s_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_poin
 cl_int CL_API_CALL
 clgc_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFreeARM(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMFreeARM(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6749,15 +6535,13 @@ clgc__s_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6808,15 +6592,13 @@ clgc__s_clEnqueueSVMMapARM(cl_command_queue command_queue, cl_bool blocking_map,
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMapARM(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMMapARM(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMMapARM(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6866,15 +6648,13 @@ clgc__s_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6928,15 +6708,13 @@ clgc__s_clEnqueueSVMMemFillARM(cl_command_queue command_queue, void *svm_ptr, co
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemFillARM(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMMemFillARM(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMMemFillARM(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6983,15 +6761,13 @@ clgc__s_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7042,15 +6818,13 @@ clgc__s_clEnqueueSVMMemcpyARM(cl_command_queue command_queue, cl_bool blocking_c
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemcpyARM(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMMemcpyARM(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMMemcpyARM(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7100,15 +6874,13 @@ clgc__s_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_p
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7155,15 +6927,13 @@ clgc__s_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint
 cl_int CL_API_CALL
 clgc_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7214,15 +6984,13 @@ clgc__s_clEnqueueSVMUnmapARM(cl_command_queue command_queue, void *svm_ptr, cl_u
 cl_int CL_API_CALL
 clgc_clEnqueueSVMUnmapARM(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMUnmapARM(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMUnmapARM(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7275,15 +7043,13 @@ clgc__s_clEnqueueSignalSemaphoresKHR(cl_command_queue command_queue, cl_uint num
 cl_int CL_API_CALL
 clgc_clEnqueueSignalSemaphoresKHR(cl_command_queue command_queue, cl_uint num_sema_objects, const cl_semaphore_khr *sema_objects, const cl_semaphore_payload_khr *sema_payload_list, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSignalSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSignalSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7330,15 +7096,13 @@ clgc__s_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7386,15 +7150,13 @@ clgc__s_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, v
 cl_int CL_API_CALL
 clgc_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7439,15 +7201,13 @@ clgc__s_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_event
 cl_int CL_API_CALL
 clgc_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWaitForEvents(command_queue, num_events, event_list);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWaitForEvents(command_queue, num_events, event_list);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWaitForEvents(command_queue, num_events, event_list);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7497,15 +7257,13 @@ clgc__s_clEnqueueWaitSemaphoresKHR(cl_command_queue command_queue, cl_uint num_s
 cl_int CL_API_CALL
 clgc_clEnqueueWaitSemaphoresKHR(cl_command_queue command_queue, cl_uint num_sema_objects, const cl_semaphore_khr *sema_objects, const cl_semaphore_payload_khr *sema_payload_list, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueWaitSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueWaitSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7553,15 +7311,13 @@ clgc__s_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_b
 cl_int CL_API_CALL
 clgc_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7614,15 +7370,13 @@ clgc__s_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, 
 cl_int CL_API_CALL
 clgc_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7674,15 +7428,13 @@ clgc__s_clEnqueueWriteHostPipeINTEL(cl_command_queue command_queue, cl_program p
 cl_int CL_API_CALL
 clgc_clEnqueueWriteHostPipeINTEL(cl_command_queue command_queue, cl_program program, const char *pipe_symbol, cl_bool blocking_write, const void *ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueWriteHostPipeINTEL(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueWriteHostPipeINTEL(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7732,15 +7484,13 @@ clgc__s_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_boo
 cl_int CL_API_CALL
 clgc_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7784,15 +7534,13 @@ clgc__s_clFinalizeCommandBufferKHR(cl_command_buffer_khr command_buffer)
 cl_int CL_API_CALL
 clgc_clFinalizeCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clFinalizeCommandBufferKHR(command_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clFinalizeCommandBufferKHR(command_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7832,15 +7580,13 @@ clgc__s_clFinish(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clFinish(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clFinish(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clFinish(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clFinish(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7880,15 +7626,13 @@ clgc__s_clFlush(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clFlush(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clFlush(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clFlush(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clFlush(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7939,15 +7683,13 @@ clgc__s_clGetAcceleratorInfoINTEL(cl_accelerator_intel accelerator, cl_accelerat
 cl_int CL_API_CALL
 clgc_clGetAcceleratorInfoINTEL(cl_accelerator_intel accelerator, cl_accelerator_info_intel param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetAcceleratorInfoINTEL(accelerator, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetAcceleratorInfoINTEL(accelerator, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7998,15 +7740,13 @@ clgc__s_clGetCommandBufferInfoKHR(cl_command_buffer_khr command_buffer, cl_comma
 cl_int CL_API_CALL
 clgc_clGetCommandBufferInfoKHR(cl_command_buffer_khr command_buffer, cl_command_buffer_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetCommandBufferInfoKHR(command_buffer, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetCommandBufferInfoKHR(command_buffer, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8053,15 +7793,13 @@ clgc__s_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_i
 cl_int CL_API_CALL
 clgc_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8108,15 +7846,13 @@ clgc__s_clGetContextInfo(cl_context context, cl_context_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8161,15 +7897,13 @@ clgc__s_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
 cl_int CL_API_CALL
 clgc_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8213,15 +7947,13 @@ clgc__s_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_u
 cl_int CL_API_CALL
 clgc_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
         return clgc__s_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8274,15 +8006,13 @@ clgc__s_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_sour
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_source_khr d3d_device_source, void *d3d_object, cl_d3d10_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8335,15 +8065,13 @@ clgc__s_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_sour
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_source_khr d3d_device_source, void *d3d_object, cl_d3d11_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8396,15 +8124,13 @@ clgc__s_clGetDeviceIDsFromDX9INTEL(cl_platform_id platform, cl_dx9_device_source
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromDX9INTEL(cl_platform_id platform, cl_dx9_device_source_intel dx9_device_source, void *dx9_object, cl_dx9_device_set_intel dx9_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromDX9INTEL(platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromDX9INTEL(platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8458,15 +8184,13 @@ clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint nu
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint num_media_adapters, cl_dx9_media_adapter_type_khr *media_adapter_type, void *media_adapters, cl_dx9_media_adapter_set_khr media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8519,15 +8243,13 @@ clgc__s_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(cl_platform_id platform, cl_va
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(cl_platform_id platform, cl_va_api_device_source_intel media_adapter_type, void *media_adapter, cl_va_api_device_set_intel media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8581,15 +8303,13 @@ clgc__s_clGetDeviceImageInfoQCOM(cl_device_id device, size_t image_width, size_t
 cl_int CL_API_CALL
 clgc_clGetDeviceImageInfoQCOM(cl_device_id device, size_t image_width, size_t image_height, const cl_image_format *image_format, cl_image_pitch_info_qcom param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceImageInfoQCOM(device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceImageInfoQCOM(device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8636,15 +8356,13 @@ clgc__s_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t p
 cl_int CL_API_CALL
 clgc_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8691,15 +8409,13 @@ clgc__s_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_va
 cl_int CL_API_CALL
 clgc_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8746,15 +8462,13 @@ clgc__s_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, si
 cl_int CL_API_CALL
 clgc_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8805,15 +8519,13 @@ clgc__s_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_con
 cl_int CL_API_CALL
 clgc_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8862,15 +8574,13 @@ clgc__s_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_G
 cl_int CL_API_CALL
 clgc_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_GLuint *gl_object_name)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8921,15 +8631,13 @@ clgc__s_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8973,15 +8681,13 @@ clgc__s_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 cl_int CL_API_CALL
 clgc_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetHostTimer(device, host_timestamp);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetHostTimer(device, host_timestamp);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetHostTimer(device, host_timestamp);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9028,15 +8734,13 @@ clgc__s_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_valu
 cl_int CL_API_CALL
 clgc_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(image))))
         return clgc__s_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9091,15 +8795,13 @@ clgc__s_clGetImageRequirementsInfoEXT(cl_context context, const cl_mem_propertie
 cl_int CL_API_CALL
 clgc_clGetImageRequirementsInfoEXT(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, cl_image_requirements_info_ext param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetImageRequirementsInfoEXT(context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetImageRequirementsInfoEXT(context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9147,15 +8849,13 @@ clgc__s_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_in
 cl_int CL_API_CALL
 clgc_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9202,15 +8902,13 @@ clgc__s_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t para
 cl_int CL_API_CALL
 clgc_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9260,15 +8958,13 @@ clgc__s_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel
 cl_int CL_API_CALL
 clgc_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9322,15 +9018,13 @@ clgc__s_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, 
 cl_int CL_API_CALL
 clgc_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9382,15 +9076,13 @@ clgc__s_clGetKernelSuggestedLocalWorkSizeKHR(cl_command_queue command_queue, cl_
 cl_int CL_API_CALL
 clgc_clGetKernelSuggestedLocalWorkSizeKHR(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, size_t *suggested_local_work_size)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetKernelSuggestedLocalWorkSizeKHR(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetKernelSuggestedLocalWorkSizeKHR(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9438,15 +9130,13 @@ clgc__s_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kerne
 cl_int CL_API_CALL
 clgc_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9496,15 +9186,13 @@ clgc__s_clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void *
 cl_int CL_API_CALL
 clgc_clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetLayerInfo(param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetLayerInfo(param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9556,15 +9244,13 @@ clgc__s_clGetMemAllocInfoINTEL(cl_context context, const void *ptr, cl_mem_info_
 cl_int CL_API_CALL
 clgc_clGetMemAllocInfoINTEL(cl_context context, const void *ptr, cl_mem_info_intel param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetMemAllocInfoINTEL(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetMemAllocInfoINTEL(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9611,15 +9297,13 @@ clgc__s_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_v
 cl_int CL_API_CALL
 clgc_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
         return clgc__s_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9670,15 +9354,13 @@ clgc__s_clGetMutableCommandInfoKHR(cl_mutable_command_khr command, cl_mutable_co
 cl_int CL_API_CALL
 clgc_clGetMutableCommandInfoKHR(cl_mutable_command_khr command, cl_mutable_command_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetMutableCommandInfoKHR(command, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetMutableCommandInfoKHR(command, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9725,15 +9407,13 @@ clgc__s_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_s
 cl_int CL_API_CALL
 clgc_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(pipe))))
         return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9772,15 +9452,13 @@ clgc__s_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint
 cl_int CL_API_CALL
 clgc_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetPlatformIDs(num_entries, platforms, num_platforms);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetPlatformIDs(num_entries, platforms, num_platforms);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetPlatformIDs(num_entries, platforms, num_platforms);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9827,15 +9505,13 @@ clgc__s_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, 
 cl_int CL_API_CALL
 clgc_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
         return clgc__s_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9883,15 +9559,13 @@ clgc__s_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_progra
 cl_int CL_API_CALL
 clgc_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9935,15 +9609,13 @@ clgc__s_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9990,15 +9662,13 @@ clgc__s_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
         return clgc__s_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10050,15 +9720,13 @@ clgc__s_clGetSemaphoreHandleForTypeKHR(cl_semaphore_khr sema_object, cl_device_i
 cl_int CL_API_CALL
 clgc_clGetSemaphoreHandleForTypeKHR(cl_semaphore_khr sema_object, cl_device_id device, cl_external_semaphore_handle_type_khr handle_type, size_t handle_size, void *handle_ptr, size_t *handle_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSemaphoreHandleForTypeKHR(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSemaphoreHandleForTypeKHR(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10109,15 +9777,13 @@ clgc__s_clGetSemaphoreInfoKHR(cl_semaphore_khr sema_object, cl_semaphore_info_kh
 cl_int CL_API_CALL
 clgc_clGetSemaphoreInfoKHR(cl_semaphore_khr sema_object, cl_semaphore_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSemaphoreInfoKHR(sema_object, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSemaphoreInfoKHR(sema_object, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10169,15 +9835,13 @@ clgc__s_clGetSupportedD3D10TextureFormatsINTEL(cl_context context, cl_mem_flags 
 cl_int CL_API_CALL
 clgc_clGetSupportedD3D10TextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, DXGI_FORMAT *d3d10_formats, cl_uint *num_texture_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedD3D10TextureFormatsINTEL(context, flags, image_type, num_entries, d3d10_formats, num_texture_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedD3D10TextureFormatsINTEL(context, flags, image_type, num_entries, d3d10_formats, num_texture_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10230,15 +9894,13 @@ clgc__s_clGetSupportedD3D11TextureFormatsINTEL(cl_context context, cl_mem_flags 
 cl_int CL_API_CALL
 clgc_clGetSupportedD3D11TextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, DXGI_FORMAT *d3d11_formats, cl_uint *num_texture_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedD3D11TextureFormatsINTEL(context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedD3D11TextureFormatsINTEL(context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10291,15 +9953,13 @@ clgc__s_clGetSupportedDX9MediaSurfaceFormatsINTEL(cl_context context, cl_mem_fla
 cl_int CL_API_CALL
 clgc_clGetSupportedDX9MediaSurfaceFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, D3DFORMAT *dx9_formats, cl_uint *num_surface_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedDX9MediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedDX9MediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10351,15 +10011,13 @@ clgc__s_clGetSupportedGLTextureFormatsINTEL(cl_context context, cl_mem_flags fla
 cl_int CL_API_CALL
 clgc_clGetSupportedGLTextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_GLenum *gl_formats, cl_uint *num_texture_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedGLTextureFormatsINTEL(context, flags, image_type, num_entries, gl_formats, num_texture_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedGLTextureFormatsINTEL(context, flags, image_type, num_entries, gl_formats, num_texture_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10407,15 +10065,13 @@ clgc__s_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_me
 cl_int CL_API_CALL
 clgc_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10468,15 +10124,13 @@ clgc__s_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(cl_context context, cl_mem_
 cl_int CL_API_CALL
 clgc_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, VAImageFormat *va_api_formats, cl_uint *num_surface_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10529,15 +10183,13 @@ clgc__s_clHostMemAllocINTEL(cl_context context, const cl_mem_properties_intel *p
 void *CL_API_CALL
 clgc_clHostMemAllocINTEL(cl_context context, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clHostMemAllocINTEL(context, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clHostMemAllocINTEL(context, properties, size, alignment, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10583,15 +10235,13 @@ clgc__s_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms, c
 cl_int CL_API_CALL
 clgc_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10645,15 +10295,13 @@ clgc__s_clImportMemoryARM(cl_context context, cl_mem_flags flags, const cl_impor
 cl_mem CL_API_CALL
 clgc_clImportMemoryARM(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties, void *memory, size_t size, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clImportMemoryARM(context, flags, properties, memory, size, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clImportMemoryARM(context, flags, properties, memory, size, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10703,15 +10351,13 @@ clgc__s_clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
 cl_int CL_API_CALL
 clgc_clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch, cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clInitLayer(num_entries, target_dispatch, num_entries_ret, layer_dispatch);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clInitLayer(num_entries, target_dispatch, num_entries_ret, layer_dispatch);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10799,15 +10445,13 @@ clgc__s_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_i
 cl_program CL_API_CALL
 clgc_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10858,16 +10502,13 @@ clgc__s_clLogMessagesToStderrAPPLE(const char *errstr, const void *private_info,
 void CL_API_CALL
 clgc_clLogMessagesToStderrAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clLogMessagesToStderrAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clLogMessagesToStderrAPPLE(errstr, private_info, cb, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clLogMessagesToStdoutAPPLE */
@@ -10917,16 +10558,13 @@ clgc__s_clLogMessagesToStdoutAPPLE(const char *errstr, const void *private_info,
 void CL_API_CALL
 clgc_clLogMessagesToStdoutAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clLogMessagesToStdoutAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clLogMessagesToStdoutAPPLE(errstr, private_info, cb, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clLogMessagesToSystemLogAPPLE */
@@ -10976,16 +10614,13 @@ clgc__s_clLogMessagesToSystemLogAPPLE(const char *errstr, const void *private_in
 void CL_API_CALL
 clgc_clLogMessagesToSystemLogAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clLogMessagesToSystemLogAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clLogMessagesToSystemLogAPPLE(errstr, private_info, cb, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clMemBlockingFreeINTEL */
@@ -11032,15 +10667,13 @@ clgc__s_clMemBlockingFreeINTEL(cl_context context, void *ptr)
 cl_int CL_API_CALL
 clgc_clMemBlockingFreeINTEL(cl_context context, void *ptr)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clMemBlockingFreeINTEL(context, ptr);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clMemBlockingFreeINTEL(context, ptr);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11088,15 +10721,13 @@ clgc__s_clMemFreeINTEL(cl_context context, void *ptr)
 cl_int CL_API_CALL
 clgc_clMemFreeINTEL(cl_context context, void *ptr)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clMemFreeINTEL(context, ptr);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clMemFreeINTEL(context, ptr);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11143,15 +10774,13 @@ clgc__s_clReleaseAcceleratorINTEL(cl_accelerator_intel accelerator)
 cl_int CL_API_CALL
 clgc_clReleaseAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseAcceleratorINTEL(accelerator);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseAcceleratorINTEL(accelerator);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11198,15 +10827,13 @@ clgc__s_clReleaseCommandBufferKHR(cl_command_buffer_khr command_buffer)
 cl_int CL_API_CALL
 clgc_clReleaseCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseCommandBufferKHR(command_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseCommandBufferKHR(command_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11246,15 +10873,13 @@ clgc__s_clReleaseCommandQueue(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clReleaseCommandQueue(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clReleaseCommandQueue(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseCommandQueue(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseCommandQueue(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11294,15 +10919,13 @@ clgc__s_clReleaseContext(cl_context context)
 cl_int CL_API_CALL
 clgc_clReleaseContext(cl_context context)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clReleaseContext(context);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseContext(context);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseContext(context);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11345,15 +10968,13 @@ clgc__s_clReleaseDevice(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clReleaseDevice(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clReleaseDevice(device);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseDevice(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseDevice(device);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11400,15 +11021,13 @@ clgc__s_clReleaseDeviceEXT(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clReleaseDeviceEXT(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseDeviceEXT(device);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseDeviceEXT(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11448,15 +11067,13 @@ clgc__s_clReleaseEvent(cl_event event)
 cl_int CL_API_CALL
 clgc_clReleaseEvent(cl_event event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clReleaseEvent(event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseEvent(event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseEvent(event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11496,15 +11113,13 @@ clgc__s_clReleaseKernel(cl_kernel kernel)
 cl_int CL_API_CALL
 clgc_clReleaseKernel(cl_kernel kernel)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clReleaseKernel(kernel);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseKernel(kernel);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseKernel(kernel);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11544,15 +11159,13 @@ clgc__s_clReleaseMemObject(cl_mem memobj)
 cl_int CL_API_CALL
 clgc_clReleaseMemObject(cl_mem memobj)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
         return clgc__s_clReleaseMemObject(memobj);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseMemObject(memobj);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseMemObject(memobj);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11592,15 +11205,13 @@ clgc__s_clReleaseProgram(cl_program program)
 cl_int CL_API_CALL
 clgc_clReleaseProgram(cl_program program)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clReleaseProgram(program);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseProgram(program);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseProgram(program);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11643,15 +11254,13 @@ clgc__s_clReleaseSampler(cl_sampler sampler)
 cl_int CL_API_CALL
 clgc_clReleaseSampler(cl_sampler sampler)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
         return clgc__s_clReleaseSampler(sampler);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseSampler(sampler);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseSampler(sampler);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11698,15 +11307,13 @@ clgc__s_clReleaseSemaphoreKHR(cl_semaphore_khr sema_object)
 cl_int CL_API_CALL
 clgc_clReleaseSemaphoreKHR(cl_semaphore_khr sema_object)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseSemaphoreKHR(sema_object);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseSemaphoreKHR(sema_object);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11753,15 +11360,13 @@ clgc__s_clRetainAcceleratorINTEL(cl_accelerator_intel accelerator)
 cl_int CL_API_CALL
 clgc_clRetainAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainAcceleratorINTEL(accelerator);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainAcceleratorINTEL(accelerator);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11808,15 +11413,13 @@ clgc__s_clRetainCommandBufferKHR(cl_command_buffer_khr command_buffer)
 cl_int CL_API_CALL
 clgc_clRetainCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainCommandBufferKHR(command_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainCommandBufferKHR(command_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11859,15 +11462,13 @@ clgc__s_clRetainCommandQueue(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clRetainCommandQueue(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clRetainCommandQueue(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainCommandQueue(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainCommandQueue(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11910,15 +11511,13 @@ clgc__s_clRetainContext(cl_context context)
 cl_int CL_API_CALL
 clgc_clRetainContext(cl_context context)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clRetainContext(context);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainContext(context);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainContext(context);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11961,15 +11560,13 @@ clgc__s_clRetainDevice(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clRetainDevice(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clRetainDevice(device);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainDevice(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainDevice(device);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12016,15 +11613,13 @@ clgc__s_clRetainDeviceEXT(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clRetainDeviceEXT(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainDeviceEXT(device);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainDeviceEXT(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12067,15 +11662,13 @@ clgc__s_clRetainEvent(cl_event event)
 cl_int CL_API_CALL
 clgc_clRetainEvent(cl_event event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clRetainEvent(event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainEvent(event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainEvent(event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12118,15 +11711,13 @@ clgc__s_clRetainKernel(cl_kernel kernel)
 cl_int CL_API_CALL
 clgc_clRetainKernel(cl_kernel kernel)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clRetainKernel(kernel);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainKernel(kernel);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainKernel(kernel);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12169,15 +11760,13 @@ clgc__s_clRetainMemObject(cl_mem memobj)
 cl_int CL_API_CALL
 clgc_clRetainMemObject(cl_mem memobj)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
         return clgc__s_clRetainMemObject(memobj);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainMemObject(memobj);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainMemObject(memobj);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12220,15 +11809,13 @@ clgc__s_clRetainProgram(cl_program program)
 cl_int CL_API_CALL
 clgc_clRetainProgram(cl_program program)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clRetainProgram(program);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainProgram(program);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainProgram(program);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12271,15 +11858,13 @@ clgc__s_clRetainSampler(cl_sampler sampler)
 cl_int CL_API_CALL
 clgc_clRetainSampler(cl_sampler sampler)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
         return clgc__s_clRetainSampler(sampler);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainSampler(sampler);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainSampler(sampler);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12326,15 +11911,13 @@ clgc__s_clRetainSemaphoreKHR(cl_semaphore_khr sema_object)
 cl_int CL_API_CALL
 clgc_clRetainSemaphoreKHR(cl_semaphore_khr sema_object)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainSemaphoreKHR(sema_object);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainSemaphoreKHR(sema_object);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12380,15 +11963,13 @@ clgc__s_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_u
 void *CL_API_CALL
 clgc_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSVMAlloc(context, flags, size, alignment);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSVMAlloc(context, flags, size, alignment);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSVMAlloc(context, flags, size, alignment);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12438,15 +12019,13 @@ clgc__s_clSVMAllocARM(cl_context context, cl_svm_mem_flags_arm flags, size_t siz
 void *CL_API_CALL
 clgc_clSVMAllocARM(cl_context context, cl_svm_mem_flags_arm flags, size_t size, cl_uint alignment)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSVMAllocARM(context, flags, size, alignment);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSVMAllocARM(context, flags, size, alignment);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12490,16 +12069,13 @@ clgc__s_clSVMFree(cl_context context, void *svm_pointer)
 void CL_API_CALL
 clgc_clSVMFree(cl_context context, void *svm_pointer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context)))) {
         clgc__s_clSVMFree(context, svm_pointer);
         return;
     }
-    outer = clgc__enter_inline(t);
-    clgc__c_clSVMFree(context, svm_pointer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    clSVMFree(context, svm_pointer);
+    clgc__fast_leave();
 }
 
 /* clSVMFreeARM */
@@ -12547,16 +12123,13 @@ clgc__s_clSVMFreeARM(cl_context context, void *svm_pointer)
 void CL_API_CALL
 clgc_clSVMFreeARM(cl_context context, void *svm_pointer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clSVMFreeARM(context, svm_pointer);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clSVMFreeARM(context, svm_pointer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clSetCommandQueueProperty */
@@ -12601,15 +12174,13 @@ clgc__s_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_que
 cl_int CL_API_CALL
 clgc_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12657,15 +12228,13 @@ clgc__s_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 cl_int CL_API_CALL
 clgc_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContentSizeBufferPoCL(buffer, content_size_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetContentSizeBufferPoCL(buffer, content_size_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12746,15 +12315,13 @@ clgc__s_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
 cl_int CL_API_CALL
 clgc_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetContextDestructorCallback(context, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12799,15 +12366,13 @@ clgc__s_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, 
 cl_int CL_API_CALL
 clgc_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetDefaultDeviceCommandQueue(context, device, command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetDefaultDeviceCommandQueue(context, device, command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12853,15 +12418,13 @@ clgc__s_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, con
 cl_int CL_API_CALL
 clgc_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12910,15 +12473,13 @@ clgc__s_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index, const
 cl_int CL_API_CALL
 clgc_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetKernelArgMemPointerINTEL(kernel, arg_index, arg_value);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetKernelArgMemPointerINTEL(kernel, arg_index, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12963,15 +12524,13 @@ clgc__s_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void
 cl_int CL_API_CALL
 clgc_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13020,15 +12579,13 @@ clgc__s_clSetKernelArgSVMPointerARM(cl_kernel kernel, cl_uint arg_index, const v
 cl_int CL_API_CALL
 clgc_clSetKernelArgSVMPointerARM(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetKernelArgSVMPointerARM(kernel, arg_index, arg_value);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetKernelArgSVMPointerARM(kernel, arg_index, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13074,15 +12631,13 @@ clgc__s_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, si
 cl_int CL_API_CALL
 clgc_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13132,15 +12687,13 @@ clgc__s_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_n
 cl_int CL_API_CALL
 clgc_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_name, size_t param_value_size, const void *param_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetKernelExecInfoARM(kernel, param_name, param_value_size, param_value);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetKernelExecInfoARM(kernel, param_name, param_value_size, param_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13224,15 +12777,13 @@ clgc__s_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_noti
 cl_int CL_API_CALL
 clgc_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetMemObjectDestructorAPPLE(memobj, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetMemObjectDestructorAPPLE(memobj, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13313,15 +12864,13 @@ clgc__s_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_n
 cl_int CL_API_CALL
 clgc_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13402,15 +12951,13 @@ clgc__s_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
 cl_int CL_API_CALL
 clgc_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetProgramReleaseCallback(program, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13456,15 +13003,13 @@ clgc__s_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, 
 cl_int CL_API_CALL
 clgc_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13518,15 +13063,13 @@ clgc__s_clSharedMemAllocINTEL(cl_context context, cl_device_id device, const cl_
 void *CL_API_CALL
 clgc_clSharedMemAllocINTEL(cl_context context, cl_device_id device, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSharedMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSharedMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13570,15 +13113,13 @@ clgc__s_clTerminateContextKHR(cl_context context)
 cl_int CL_API_CALL
 clgc_clTerminateContextKHR(cl_context context)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clTerminateContextKHR(context);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clTerminateContextKHR(context);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13617,15 +13158,13 @@ clgc__s_clUnloadCompiler(void)
 cl_int CL_API_CALL
 clgc_clUnloadCompiler(void)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clUnloadCompiler();
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clUnloadCompiler();
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clUnloadCompiler();
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13668,15 +13207,13 @@ clgc__s_clUnloadPlatformCompiler(cl_platform_id platform)
 cl_int CL_API_CALL
 clgc_clUnloadPlatformCompiler(cl_platform_id platform)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
         return clgc__s_clUnloadPlatformCompiler(platform);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clUnloadPlatformCompiler(platform);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clUnloadPlatformCompiler(platform);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13724,15 +13261,13 @@ clgc__s_clUpdateMutableCommandsKHR(cl_command_buffer_khr command_buffer, const c
 cl_int CL_API_CALL
 clgc_clUpdateMutableCommandsKHR(cl_command_buffer_khr command_buffer, const cl_mutable_base_config_khr *mutable_config)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clUpdateMutableCommandsKHR(command_buffer, mutable_config);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clUpdateMutableCommandsKHR(command_buffer, mutable_config);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13773,14 +13308,12 @@ clgc__s_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 cl_int CL_API_CALL
 clgc_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(clgc__first_object(num_events, (const void *const *)event_list)))))
         return clgc__s_clWaitForEvents(num_events, event_list);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clWaitForEvents(num_events, event_list);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clWaitForEvents(num_events, event_list);
+    clgc__fast_leave();
     return ret;
 }

@@ -394,24 +394,31 @@ def _wrapper(c):
     out += ["}", ""]
     sig = c.prototype("clgc_")
     rtype, rest = sig.split("CL_API_CALL ", 1)
-    out += ["%sCL_API_CALL" % rtype, rest, "{",
-            "    struct clgc__thread *t = &clgc__self;",
-            "    unsigned outer;"]
+    # The fast path (internal.h, clgc__fast_ready): a command the loader
+    # exports, without a callback, checks its object inline and calls the
+    # loader itself; the others (resolved from the platform, or with a
+    # trampoline) run their checked call. Everything else goes out of line.
+    gate = "clgc__fast_ready()"
+    call = "clgc__c_%s(%s)" % (c.name, _params(c))
+    if not c.resolved and not c.lifetime:
+        obj = c.dispatch_object()
+        if obj is not None:
+            gate += " && clgc__object_fast(%s)" % obj[0]
+        call = "%s(%s)" % (c.name, _params(c))
+    out += ["%sCL_API_CALL" % rtype, rest, "{"]
     if not c.returns_void:
-        out.append("    %s%sret;" % (c.result,
-                                     "" if c.result.endswith("*") else " "))
-    out.append("")
+        out += ["    %s%sret;" % (c.result,
+                                  "" if c.result.endswith("*") else " "), ""]
     if c.returns_void:
-        out += ["    if (CLGC_UNLIKELY(t->state == NULL)) {",
+        out += ["    if (CLGC_UNLIKELY(!(%s))) {" % gate,
                 "        clgc__s_%s(%s);" % (c.name, _params(c)),
                 "        return;", "    }"]
     else:
-        out += ["    if (CLGC_UNLIKELY(t->state == NULL))",
+        out += ["    if (CLGC_UNLIKELY(!(%s)))" % gate,
                 "        return clgc__s_%s(%s);" % (c.name, _params(c))]
-    out += ["    outer = clgc__enter_inline(t);",
-            "    %sclgc__c_%s(%s);" % ("" if c.returns_void else "ret = ",
-                                      c.name, _params(c)),
-            "    clgc__leave_inline(t, outer);"]
+    out += ["    clgc__fast_enter();",
+            "    %s%s;" % ("" if c.returns_void else "ret = ", call),
+            "    clgc__fast_leave();"]
     if not c.returns_void:
         out.append("    return ret;")
     return out + ["}", ""]

@@ -57,6 +57,11 @@ struct clgc__thread {
     unsigned region;
     int *state;
     const int *stop;
+    /* The generated wrappers' gate: state, when the thread may make the
+     * transitions inline with no fence of its own (membarrier is there,
+     * or there is no collector), else NULL. One load and test tells a
+     * wrapper that the thread is set up and which word to store into. */
+    int *fast;
     int own_state;          /* the word of threads the runtime has none for */
     unsigned char attached; /* clgc attached it: detach at exit */
     unsigned char known;    /* the runtime knows it (kept once true) */
@@ -131,6 +136,46 @@ clgc__leave_inline(struct clgc__thread *t, unsigned outer)
     t->region = outer;
 }
 
+/* The generated wrappers' own transitions, for the common case only: a
+ * thread with a fast word (above) outside any safe region, which
+ * clgc__fast_ready tells. Neither keeps anything in a register across the
+ * OpenCL call: entering adds one region and the SAFE bit to `region` (both
+ * known to be clear of it) and leaving takes them off again, so a wrapper
+ * needs no saved registers and its OpenCL call no spills. The protocol is
+ * clgc__enter_inline's and clgc__leave_inline's: a release store of SAFE,
+ * the call, a release store of RUNNING, and an acquire load of *stop, with
+ * the full fence between them supplied by the collector's membarrier
+ * (clgc_safepoint_barrier); threads that would need a fence of their own
+ * have no fast word and take the out-of-line path. Anything else (nested
+ * regions, a thread not set up, the callback form) takes it too. */
+#define CLGC__FAST_STEP (CLGC__DEPTH_ONE | CLGC__SAFE)
+
+CLGC_INLINE int
+clgc__fast_ready(void)
+{
+    return CLGC_LIKELY(clgc__self.fast != NULL) &&
+           CLGC_LIKELY(!(clgc__self.region & CLGC__SAFE));
+}
+
+CLGC_INLINE void
+clgc__fast_enter(void)
+{
+    clgc__self.region += CLGC__FAST_STEP;
+    __atomic_store_n(clgc__self.fast, CLGC_STATE_SAFE, __ATOMIC_RELEASE);
+}
+
+void clgc__fast_safepoint(void) __attribute__((cold, noinline));
+
+CLGC_INLINE void
+clgc__fast_leave(void)
+{
+    __atomic_store_n(clgc__self.fast, CLGC_STATE_RUNNING, __ATOMIC_RELEASE);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (CLGC_UNLIKELY(__atomic_load_n(clgc__self.stop, __ATOMIC_ACQUIRE)))
+        clgc__fast_safepoint();
+    clgc__self.region -= CLGC__FAST_STEP;
+}
+
 /* Memory for clgc's records that hold a user's data pointer (a
  * notification's, a posted function's, a callback's), so that a runtime
  * can have its collector scan them (runtime.c). */
@@ -183,6 +228,18 @@ clgc__dispatch_of(const void *object)
 /* The index of the platform whose objects carry this dispatch pointer,
  * or -1. Lists the platforms on first use. */
 int clgc__platform_index(const void *dispatch);
+
+/* The inline part of clgc__object_ok, for the generated wrappers' fast
+ * path: NULL, or an object of the first platform. Anything else goes the
+ * out-of-line way, which makes the whole check. */
+CLGC_INLINE int
+clgc__object_fast(const void *obj)
+{
+    return obj == NULL ||
+           CLGC_LIKELY(clgc__dispatch_of(obj) ==
+                       atomic_load_explicit(&clgc__platforms.dispatch[0],
+                                            memory_order_relaxed));
+}
 
 /* Whether a core wrapper may pass obj to the loader: NULL (the loader
  * reports it, or picks a default platform where OpenCL allows one) or an

@@ -161,6 +161,16 @@ clgc__safepoint_slow(void)
         rt->safepoint(rt->data);
 }
 
+/* A fast wrapper's leaving transition found stop set: it is out of the
+ * region as far as the collector is concerned (RUNNING), but still counts
+ * it in `region` until it returns; the safepoint runs as it would from
+ * clgc__leave_inline, outside. */
+void
+clgc__fast_safepoint(void)
+{
+    clgc__safepoint_slow();
+}
+
 /* Whether the runtime knows the calling thread; the inline forms also get
  * their state word here. Asked until the answer is yes. */
 static int
@@ -179,6 +189,12 @@ clgc__thread_setup(struct clgc__thread *t, const clgc_runtime_t *rt)
                    rt->thread_known(rt->data);
         return t->known;
     }
+    /* The fast transitions have no fence: without membarrier the thread
+     * keeps to clgc__leave_inline, which has one. clgc__full_fence was
+     * set before the runtime was published (clgc_runtime_install). */
+    t->fast = atomic_load_explicit(&clgc__full_fence, memory_order_relaxed)
+                  ? NULL
+                  : t->state;
     t->known = t->state != NULL;
     return t->known;
 }
@@ -301,6 +317,7 @@ clgc__thread_reset(struct clgc__thread *t)
 {
     t->state = NULL;
     t->stop = NULL;
+    t->fast = NULL;
     t->known = 0;
     t->attached = 0;
 }

@@ -180,7 +180,8 @@ boehm_cl_open(struct boehm_cl *cl)
     cl_int err;
 
     ck_assert_int_eq(
-        clgc_clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &cl->device, NULL),
+        clgc_clGetDeviceIDs(platform, test_device_type(), 1, &cl->device,
+                            NULL),
         CL_SUCCESS);
     cl->context = clgc_clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);

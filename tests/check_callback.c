@@ -754,19 +754,24 @@ clgc_make_callback_suite(void)
     TCase *tc = tcase_create("delivery");
 
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, event_callback_on_a_complete_event_runs_inline);
+    test_add_pocl_test(tc, event_callback_on_a_complete_event_runs_inline,
+                       "PoCL calls back inline for a complete event");
     tcase_add_test(tc, event_callback_runs_on_pocl_thread);
-    tcase_add_test(tc, build_compile_and_link_notify_once_each);
+    test_add_pocl_test(tc, build_compile_and_link_notify_once_each,
+                       "PoCL calls build notifications inline");
     tcase_add_test(tc, failed_builds_notify_as_the_spec_says);
-    tcase_add_test(tc, destructor_callbacks_run_once_at_the_last_release);
+    test_add_pocl_test(tc, destructor_callbacks_run_once_at_the_last_release,
+                       "PoCL calls destructor callbacks inline");
     tcase_add_test(tc, context_error_callback_lives_as_long_as_the_context);
-    tcase_add_test(tc, svm_free_callback_runs_once_with_the_pointers);
+    test_add_pocl_test(tc, svm_free_callback_runs_once_with_the_pointers,
+                       "SVM, optional in OpenCL 3.0");
     tcase_add_test(tc, program_release_callback_runs_once_or_is_refused);
     tcase_add_test(tc, deferred_callback_runs_in_the_drain);
     tcase_add_test(tc, failure_reaches_the_runtime_at_the_next_wait);
     tcase_add_test(tc, failure_reaches_the_runtime_at_a_blocking_wait);
     tcase_add_test(tc, unattachable_thread_is_reported);
-    tcase_add_test(tc, native_kernel_runs_once_active);
+    test_add_pocl_test(tc, native_kernel_runs_once_active,
+                       "native kernels, which only CPU devices run");
     tcase_add_test(tc, pocl_thread_is_attached_once);
     suite_add_tcase(s, tc);
     return s;

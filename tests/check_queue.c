@@ -229,7 +229,7 @@ START_TEST(loop_works_while_the_kernel_runs)
     cl_int err;
 
     ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
     program = clCreateProgramWithSource(context, 1, &test_spin_src, NULL, &err);
@@ -799,7 +799,8 @@ clgc_make_queue_suite(void)
     TCase *tc = tcase_create("queue");
 
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, queue_fd_says_when_to_drain);
+    test_add_pocl_test(tc, queue_fd_says_when_to_drain,
+                       "PoCL calls back inside clSetUserEventStatus");
     tcase_add_test(tc, bounded_drain_keeps_the_fd_readable);
     tcase_add_test(tc, queued_failure_reports_its_status);
     tcase_add_test(tc, loop_works_while_the_kernel_runs);

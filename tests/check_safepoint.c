@@ -79,7 +79,7 @@ pocl_open(struct pocl *p)
 {
     cl_int err;
 
-    ck_assert_int_eq(clGetDeviceIDs(test_platform(POCL), CL_DEVICE_TYPE_CPU, 1,
+    ck_assert_int_eq(clGetDeviceIDs(test_platform(POCL), test_device_type(), 1,
                                     &p->device, NULL),
                      CL_SUCCESS);
     p->context = clCreateContext(NULL, 1, &p->device, NULL, NULL, &err);
@@ -1163,8 +1163,10 @@ safepoint_suite(void)
     suite_add_tcase(s, install);
     /* PoCL's first build in a process takes seconds here. */
     tcase_set_timeout(order, 60);
-    tcase_add_test(order, collection_completes_during_wrapped_build);
-    tcase_add_test(order, collection_waits_for_raw_build);
+    test_add_pocl_test(order, collection_completes_during_wrapped_build,
+                       "PoCL builds on the calling thread");
+    test_add_pocl_test(order, collection_waits_for_raw_build,
+                       "PoCL builds on the calling thread");
     tcase_add_test(order, leaving_during_collection_parks_once);
     tcase_add_test(order, ticker_runs_during_cooperative_wait);
     suite_add_tcase(s, order);

@@ -51,7 +51,7 @@ START_TEST(wrappers_from_many_threads)
     cl_int err;
 
     ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL),
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL),
         CL_SUCCESS);
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
@@ -172,7 +172,7 @@ START_TEST(many_waits_lose_no_completion)
     cl_int err;
 
     ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     /* Straight to the callback unless the event is done already. */
@@ -248,7 +248,7 @@ START_TEST(queue_delivers_every_completion_once)
     ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
     fd.fd = clgc_queue_fd(q);
     ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     for (int i = 0; i < THREADS; i++)
         for (int k = 0; k < POSTS; k++) {
@@ -292,7 +292,8 @@ clgc_make_threads_suite(void)
     TCase *tc = tcase_create("concurrent");
 
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, wrappers_from_many_threads);
+    test_add_pocl_test(tc, wrappers_from_many_threads,
+                       "PoCL's own extension clSetContentSizeBufferPoCL");
     tcase_add_test(tc, threads_exiting_attached_are_detached);
     tcase_add_test(tc, many_waits_lose_no_completion);
     tcase_add_test(tc, queue_delivers_every_completion_once);

@@ -33,7 +33,7 @@ device_open(struct device *d)
     cl_int err;
 
     ck_assert_int_eq(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
     d->context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     d->queue =

@@ -35,12 +35,36 @@ void test_rt_set_attach_result(int err);
  * it on before the threads it is for first cross into clgc. */
 void test_rt_set_strict(int on);
 
+/* PoCL's CL_PLATFORM_NAME: what tests that want "the device" ask for. */
+#define TEST_POCL "Portable Computing Language"
+
 /* The first platform whose CL_PLATFORM_NAME contains `name`, found with
- * the raw loader calls; fails the test if there is none. */
+ * the raw loader calls; fails the test if there is none. When the
+ * environment variable CLGC_TEST_PLATFORM is set (a substring of another
+ * platform's name, for a run on another machine: docs/other-machines.md),
+ * a request for TEST_POCL gets that platform instead. */
 cl_platform_id test_platform(const char *name);
 
-/* A context on PoCL's CPU device, made with the raw calls. */
+/* CLGC_TEST_PLATFORM, or NULL when it is unset or empty: the tests run on
+ * PoCL 3.1, as everywhere in this tree by default. */
+const char *test_elsewhere(void);
+
+/* The device type to ask the test platform for: PoCL's CPU device, or the
+ * first device of any type on the platform CLGC_TEST_PLATFORM chose. */
+cl_device_type test_device_type(void);
+
+/* A context on the test platform's device (PoCL's CPU device unless
+ * CLGC_TEST_PLATFORM says otherwise), made with the raw calls. */
 cl_context test_pocl_context(void);
+
+/* Add a test that relies on what PoCL 3.1 does and OpenCL does not
+ * promise (a callback on the calling thread, native kernels, no callback
+ * for a failed user event): always here; when CLGC_TEST_PLATFORM chose
+ * another platform it is left out, with a line on stderr saying so and
+ * why, rather than run where its premise does not hold. */
+#define test_add_pocl_test(tc, fn, why) test_add_pocl_only(tc, fn, #fn, why)
+void test_add_pocl_only(TCase *tc, const TTest *test, const char *name,
+                        const char *why);
 
 /* A user event and the status to give it: test_set_status, a pthread
  * start routine, sets it from the thread it runs on. */

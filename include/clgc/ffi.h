@@ -10,7 +10,7 @@
  * runtime wherever the call comes from.
  *
  * A generic call calls the clgc_<name> wrapper of any OpenCL command from
- * an array of tagged values: all 235 commands are reachable without glue
+ * an array of tagged values: all 252 commands are reachable without glue
  * compiled per command.
  *
  * Signatures are strings: the result's letter, then the arguments' letters

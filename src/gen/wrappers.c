@@ -223,15 +223,13 @@ clgc__s_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_
 cl_int CL_API_CALL
 clgc_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -279,15 +277,13 @@ clgc__s_clCancelCommandsIMG(const cl_event *event_list, size_t num_events_in_lis
 cl_int CL_API_CALL
 clgc_clCancelCommandsIMG(const cl_event *event_list, size_t num_events_in_list)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCancelCommandsIMG(event_list, num_events_in_list);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCancelCommandsIMG(event_list, num_events_in_list);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -333,15 +329,13 @@ clgc__s_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 cl_kernel CL_API_CALL
 clgc_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(source_kernel))))
         return clgc__s_clCloneKernel(source_kernel, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCloneKernel(source_kernel, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCloneKernel(source_kernel, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -394,15 +388,13 @@ clgc__s_clCommandBarrierWithWaitListKHR(cl_command_buffer_khr command_buffer, cl
 cl_int CL_API_CALL
 clgc_clCommandBarrierWithWaitListKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandBarrierWithWaitListKHR(command_buffer, command_queue, properties, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandBarrierWithWaitListKHR(command_buffer, command_queue, properties, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -460,15 +452,13 @@ clgc__s_clCommandCopyBufferKHR(cl_command_buffer_khr command_buffer, cl_command_
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyBufferKHR(command_buffer, command_queue, properties, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyBufferKHR(command_buffer, command_queue, properties, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -530,15 +520,13 @@ clgc__s_clCommandCopyBufferRectKHR(cl_command_buffer_khr command_buffer, cl_comm
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferRectKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyBufferRectKHR(command_buffer, command_queue, properties, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyBufferRectKHR(command_buffer, command_queue, properties, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -596,15 +584,13 @@ clgc__s_clCommandCopyBufferToImageKHR(cl_command_buffer_khr command_buffer, cl_c
 cl_int CL_API_CALL
 clgc_clCommandCopyBufferToImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyBufferToImageKHR(command_buffer, command_queue, properties, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyBufferToImageKHR(command_buffer, command_queue, properties, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -662,15 +648,13 @@ clgc__s_clCommandCopyImageKHR(cl_command_buffer_khr command_buffer, cl_command_q
 cl_int CL_API_CALL
 clgc_clCommandCopyImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyImageKHR(command_buffer, command_queue, properties, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyImageKHR(command_buffer, command_queue, properties, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -728,15 +712,13 @@ clgc__s_clCommandCopyImageToBufferKHR(cl_command_buffer_khr command_buffer, cl_c
 cl_int CL_API_CALL
 clgc_clCommandCopyImageToBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandCopyImageToBufferKHR(command_buffer, command_queue, properties, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandCopyImageToBufferKHR(command_buffer, command_queue, properties, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -794,15 +776,13 @@ clgc__s_clCommandFillBufferKHR(cl_command_buffer_khr command_buffer, cl_command_
 cl_int CL_API_CALL
 clgc_clCommandFillBufferKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandFillBufferKHR(command_buffer, command_queue, properties, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandFillBufferKHR(command_buffer, command_queue, properties, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -859,15 +839,13 @@ clgc__s_clCommandFillImageKHR(cl_command_buffer_khr command_buffer, cl_command_q
 cl_int CL_API_CALL
 clgc_clCommandFillImageKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandFillImageKHR(command_buffer, command_queue, properties, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandFillImageKHR(command_buffer, command_queue, properties, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -925,15 +903,13 @@ clgc__s_clCommandNDRangeKernelKHR(cl_command_buffer_khr command_buffer, cl_comma
 cl_int CL_API_CALL
 clgc_clCommandNDRangeKernelKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandNDRangeKernelKHR(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandNDRangeKernelKHR(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -990,15 +966,13 @@ clgc__s_clCommandSVMMemFillKHR(cl_command_buffer_khr command_buffer, cl_command_
 cl_int CL_API_CALL
 clgc_clCommandSVMMemFillKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandSVMMemFillKHR(command_buffer, command_queue, properties, svm_ptr, pattern, pattern_size, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandSVMMemFillKHR(command_buffer, command_queue, properties, svm_ptr, pattern, pattern_size, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1054,15 +1028,13 @@ clgc__s_clCommandSVMMemcpyKHR(cl_command_buffer_khr command_buffer, cl_command_q
 cl_int CL_API_CALL
 clgc_clCommandSVMMemcpyKHR(cl_command_buffer_khr command_buffer, cl_command_queue command_queue, const cl_command_properties_khr *properties, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_sync_points_in_wait_list, const cl_sync_point_khr *sync_point_wait_list, cl_sync_point_khr *sync_point, cl_mutable_command_khr *mutable_handle)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCommandSVMMemcpyKHR(command_buffer, command_queue, properties, dst_ptr, src_ptr, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCommandSVMMemcpyKHR(command_buffer, command_queue, properties, dst_ptr, src_ptr, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1146,15 +1118,13 @@ clgc__s_clCompileProgram(cl_program program, cl_uint num_devices, const cl_devic
 cl_int CL_API_CALL
 clgc_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1207,15 +1177,13 @@ clgc__s_clCreateAcceleratorINTEL(cl_context context, cl_accelerator_type_intel a
 cl_accelerator_intel CL_API_CALL
 clgc_clCreateAcceleratorINTEL(cl_context context, cl_accelerator_type_intel accelerator_type, size_t descriptor_size, const void *descriptor, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_accelerator_intel ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateAcceleratorINTEL(context, accelerator_type, descriptor_size, descriptor, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateAcceleratorINTEL(context, accelerator_type, descriptor_size, descriptor, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1264,15 +1232,13 @@ clgc__s_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void
 cl_mem CL_API_CALL
 clgc_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1322,15 +1288,13 @@ clgc__s_clCreateBufferWithProperties(cl_context context, const cl_mem_properties
 cl_mem CL_API_CALL
 clgc_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1384,15 +1348,13 @@ clgc__s_clCreateBufferWithPropertiesINTEL(cl_context context, const cl_mem_prope
 cl_mem CL_API_CALL
 clgc_clCreateBufferWithPropertiesINTEL(cl_context context, const cl_mem_properties_intel *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateBufferWithPropertiesINTEL(context, properties, flags, size, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateBufferWithPropertiesINTEL(context, properties, flags, size, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1444,15 +1406,13 @@ clgc__s_clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *que
 cl_command_buffer_khr CL_API_CALL
 clgc_clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *queues, const cl_command_buffer_properties_khr *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_buffer_khr ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateCommandBufferKHR(num_queues, queues, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateCommandBufferKHR(num_queues, queues, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1500,15 +1460,13 @@ clgc__s_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateCommandQueue(context, device, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateCommandQueue(context, device, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateCommandQueue(context, device, properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1556,15 +1514,13 @@ clgc__s_clCreateCommandQueueWithProperties(cl_context context, cl_device_id devi
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1616,15 +1572,13 @@ clgc__s_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id d
 cl_command_queue CL_API_CALL
 clgc_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id device, const cl_queue_properties_khr *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateCommandQueueWithPropertiesKHR(context, device, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateCommandQueueWithPropertiesKHR(context, device, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1711,15 +1665,13 @@ clgc__s_clCreateContext(const cl_context_properties *properties, cl_uint num_dev
 cl_context CL_API_CALL
 clgc_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_context ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1800,15 +1752,13 @@ clgc__s_clCreateContextFromType(const cl_context_properties *properties, cl_devi
 cl_context CL_API_CALL
 clgc_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_context ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1860,15 +1810,13 @@ clgc__s_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLegl
 cl_event CL_API_CALL
 clgc_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLeglDisplayKHR display, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1919,15 +1867,13 @@ clgc__s_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *e
 cl_event CL_API_CALL
 clgc_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -1979,15 +1925,13 @@ clgc__s_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D10Buffer *resource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2040,15 +1984,13 @@ clgc__s_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2101,15 +2043,13 @@ clgc__s_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2161,15 +2101,13 @@ clgc__s_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D11Buffer *resource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2222,15 +2160,13 @@ clgc__s_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2283,15 +2219,13 @@ clgc__s_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 cl_mem CL_API_CALL
 clgc_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2345,15 +2279,13 @@ clgc__s_clCreateFromDX9MediaSurfaceINTEL(cl_context context, cl_mem_flags flags,
 cl_mem CL_API_CALL
 clgc_clCreateFromDX9MediaSurfaceINTEL(cl_context context, cl_mem_flags flags, IDirect3DSurface9 *resource, HANDLE sharedHandle, UINT plane, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromDX9MediaSurfaceINTEL(context, flags, resource, sharedHandle, plane, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromDX9MediaSurfaceINTEL(context, flags, resource, sharedHandle, plane, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2407,15 +2339,13 @@ clgc__s_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, c
 cl_mem CL_API_CALL
 clgc_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, cl_dx9_media_adapter_type_khr adapter_type, void *surface_info, cl_uint plane, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2469,15 +2399,13 @@ clgc__s_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, 
 cl_mem CL_API_CALL
 clgc_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, CLeglImageKHR eglimage, cl_mem_flags flags, const cl_egl_image_properties_khr *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2529,15 +2457,13 @@ clgc__s_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint b
 cl_mem CL_API_CALL
 clgc_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint bufobj, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2589,15 +2515,13 @@ clgc__s_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GL
 cl_mem CL_API_CALL
 clgc_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2651,15 +2575,13 @@ clgc__s_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum 
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2713,15 +2635,13 @@ clgc__s_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenu
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2775,15 +2695,13 @@ clgc__s_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenu
 cl_mem CL_API_CALL
 clgc_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2836,15 +2754,13 @@ clgc__s_clCreateFromVA_APIMediaSurfaceINTEL(cl_context context, cl_mem_flags fla
 cl_mem CL_API_CALL
 clgc_clCreateFromVA_APIMediaSurfaceINTEL(cl_context context, cl_mem_flags flags, VASurfaceID *surface, cl_uint plane, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateFromVA_APIMediaSurfaceINTEL(context, flags, surface, plane, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateFromVA_APIMediaSurfaceINTEL(context, flags, surface, plane, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2894,15 +2810,13 @@ clgc__s_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_for
 cl_mem CL_API_CALL
 clgc_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -2954,15 +2868,13 @@ clgc__s_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_f
 cl_mem CL_API_CALL
 clgc_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3016,15 +2928,13 @@ clgc__s_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_f
 cl_mem CL_API_CALL
 clgc_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3075,15 +2985,13 @@ clgc__s_clCreateImageWithProperties(cl_context context, const cl_mem_properties 
 cl_mem CL_API_CALL
 clgc_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3127,15 +3035,13 @@ clgc__s_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errc
 cl_kernel CL_API_CALL
 clgc_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clCreateKernel(program, kernel_name, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateKernel(program, kernel_name, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateKernel(program, kernel_name, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3178,15 +3084,13 @@ clgc__s_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_ker
 cl_int CL_API_CALL
 clgc_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3236,15 +3140,13 @@ clgc__s_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet
 cl_mem CL_API_CALL
 clgc_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3292,15 +3194,13 @@ clgc__s_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const
 cl_program CL_API_CALL
 clgc_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3346,15 +3246,13 @@ clgc__s_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_device
 cl_program CL_API_CALL
 clgc_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3399,15 +3297,13 @@ clgc__s_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
 cl_program CL_API_CALL
 clgc_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithIL(context, il, length, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithIL(context, il, length, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3456,15 +3352,13 @@ clgc__s_clCreateProgramWithILKHR(cl_context context, const void *il, size_t leng
 cl_program CL_API_CALL
 clgc_clCreateProgramWithILKHR(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateProgramWithILKHR(context, il, length, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateProgramWithILKHR(context, il, length, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3513,15 +3407,13 @@ clgc__s_clCreateProgramWithSource(cl_context context, cl_uint count, const char 
 cl_program CL_API_CALL
 clgc_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3570,15 +3462,13 @@ clgc__s_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addres
 cl_sampler CL_API_CALL
 clgc_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3625,15 +3515,13 @@ clgc__s_clCreateSamplerWithProperties(cl_context context, const cl_sampler_prope
 cl_sampler CL_API_CALL
 clgc_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3684,15 +3572,13 @@ clgc__s_clCreateSemaphoreWithPropertiesKHR(cl_context context, const cl_semaphor
 cl_semaphore_khr CL_API_CALL
 clgc_clCreateSemaphoreWithPropertiesKHR(cl_context context, const cl_semaphore_properties_khr *sema_props, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_semaphore_khr ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateSemaphoreWithPropertiesKHR(context, sema_props, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateSemaphoreWithPropertiesKHR(context, sema_props, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3741,15 +3627,13 @@ clgc__s_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_ty
 cl_mem CL_API_CALL
 clgc_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(buffer))))
         return clgc__s_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3796,15 +3680,13 @@ clgc__s_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_pro
 cl_int CL_API_CALL
 clgc_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_device))))
         return clgc__s_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3855,15 +3737,13 @@ clgc__s_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_
 cl_int CL_API_CALL
 clgc_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3909,15 +3789,13 @@ clgc__s_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 cl_event CL_API_CALL
 clgc_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_event ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateUserEvent(context, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clCreateUserEvent(context, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clCreateUserEvent(context, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -3963,15 +3841,13 @@ clgc__s_clDeinitLayer(void)
 cl_int CL_API_CALL
 clgc_clDeinitLayer(void)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clDeinitLayer();
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clDeinitLayer();
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4025,15 +3901,13 @@ clgc__s_clDeviceMemAllocINTEL(cl_context context, cl_device_id device, const cl_
 void *CL_API_CALL
 clgc_clDeviceMemAllocINTEL(cl_context context, cl_device_id device, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clDeviceMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clDeviceMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4085,15 +3959,13 @@ clgc__s_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4145,15 +4017,13 @@ clgc__s_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4205,15 +4075,13 @@ clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4265,15 +4133,13 @@ clgc__s_clEnqueueAcquireDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4325,15 +4191,13 @@ clgc__s_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4385,15 +4249,13 @@ clgc__s_clEnqueueAcquireExternalMemObjectsKHR(cl_command_queue command_queue, cl
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireExternalMemObjectsKHR(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4445,15 +4307,13 @@ clgc__s_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_ob
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4505,15 +4365,13 @@ clgc__s_clEnqueueAcquireGrallocObjectsIMG(cl_command_queue command_queue, cl_uin
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireGrallocObjectsIMG(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4565,15 +4423,13 @@ clgc__s_clEnqueueAcquireVA_APIMediaSurfacesINTEL(cl_command_queue command_queue,
 cl_int CL_API_CALL
 clgc_clEnqueueAcquireVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueAcquireVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueAcquireVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4616,15 +4472,13 @@ clgc__s_clEnqueueBarrier(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clEnqueueBarrier(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueBarrier(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueBarrier(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueBarrier(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4670,15 +4524,13 @@ clgc__s_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num
 cl_int CL_API_CALL
 clgc_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4730,15 +4582,13 @@ clgc__s_clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, 
 cl_int CL_API_CALL
 clgc_clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, cl_command_buffer_khr command_buffer, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueCommandBufferKHR(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueCommandBufferKHR(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4789,15 +4639,13 @@ clgc__s_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, c
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4852,15 +4700,13 @@ clgc__s_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffe
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4911,15 +4757,13 @@ clgc__s_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_bu
 cl_int CL_API_CALL
 clgc_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -4970,15 +4814,13 @@ clgc__s_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_
 cl_int CL_API_CALL
 clgc_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5029,15 +4871,13 @@ clgc__s_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_im
 cl_int CL_API_CALL
 clgc_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5088,15 +4928,13 @@ clgc__s_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const
 cl_int CL_API_CALL
 clgc_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5146,15 +4984,13 @@ clgc__s_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const v
 cl_int CL_API_CALL
 clgc_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5209,15 +5045,13 @@ clgc__s_clEnqueueGenerateMipmapIMG(cl_command_queue command_queue, cl_mem src_im
 cl_int CL_API_CALL
 clgc_clEnqueueGenerateMipmapIMG(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, cl_mipmap_filter_mode_img mipmap_filter_mode, const size_t *array_region, const size_t *mip_region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueGenerateMipmapIMG(command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueGenerateMipmapIMG(command_queue, src_image, dst_image, mipmap_filter_mode, array_region, mip_region, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5268,15 +5102,13 @@ clgc__s_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_boo
 void *CL_API_CALL
 clgc_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5329,15 +5161,13 @@ clgc__s_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool 
 void *CL_API_CALL
 clgc_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5381,15 +5211,13 @@ clgc__s_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 cl_int CL_API_CALL
 clgc_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMarker(command_queue, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMarker(command_queue, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMarker(command_queue, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5435,15 +5263,13 @@ clgc__s_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_
 cl_int CL_API_CALL
 clgc_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5496,15 +5322,13 @@ clgc__s_clEnqueueMemAdviseINTEL(cl_command_queue command_queue, const void *ptr,
 cl_int CL_API_CALL
 clgc_clEnqueueMemAdviseINTEL(cl_command_queue command_queue, const void *ptr, size_t size, cl_mem_advice_intel advice, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemAdviseINTEL(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemAdviseINTEL(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5558,15 +5382,13 @@ clgc__s_clEnqueueMemFillINTEL(cl_command_queue command_queue, void *dst_ptr, con
 cl_int CL_API_CALL
 clgc_clEnqueueMemFillINTEL(cl_command_queue command_queue, void *dst_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemFillINTEL(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemFillINTEL(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5617,15 +5439,13 @@ clgc__s_clEnqueueMemcpyINTEL(cl_command_queue command_queue, cl_bool blocking, v
 cl_int CL_API_CALL
 clgc_clEnqueueMemcpyINTEL(cl_command_queue command_queue, cl_bool blocking, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemcpyINTEL(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemcpyINTEL(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5678,15 +5498,13 @@ clgc__s_clEnqueueMemsetINTEL(cl_command_queue command_queue, void *dst_ptr, cl_i
 cl_int CL_API_CALL
 clgc_clEnqueueMemsetINTEL(cl_command_queue command_queue, void *dst_ptr, cl_int value, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMemsetINTEL(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMemsetINTEL(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5739,15 +5557,13 @@ clgc__s_clEnqueueMigrateMemINTEL(cl_command_queue command_queue, const void *ptr
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemINTEL(cl_command_queue command_queue, const void *ptr, size_t size, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMigrateMemINTEL(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMigrateMemINTEL(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5800,15 +5616,13 @@ clgc__s_clEnqueueMigrateMemObjectEXT(cl_command_queue command_queue, cl_uint num
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemObjectEXT(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags_ext flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueMigrateMemObjectEXT(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueMigrateMemObjectEXT(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5857,15 +5671,13 @@ clgc__s_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_m
 cl_int CL_API_CALL
 clgc_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5916,15 +5728,13 @@ clgc__s_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 cl_int CL_API_CALL
 clgc_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -5991,15 +5801,13 @@ clgc__s_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK 
 cl_int CL_API_CALL
 clgc_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6047,15 +5855,13 @@ clgc__s_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bo
 cl_int CL_API_CALL
 clgc_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6108,15 +5914,13 @@ clgc__s_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, c
 cl_int CL_API_CALL
 clgc_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6168,15 +5972,13 @@ clgc__s_clEnqueueReadHostPipeINTEL(cl_command_queue command_queue, cl_program pr
 cl_int CL_API_CALL
 clgc_clEnqueueReadHostPipeINTEL(cl_command_queue command_queue, cl_program program, const char *pipe_symbol, cl_bool blocking_read, void *ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReadHostPipeINTEL(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReadHostPipeINTEL(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6226,15 +6028,13 @@ clgc__s_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool
 cl_int CL_API_CALL
 clgc_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6286,15 +6086,13 @@ clgc__s_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6346,15 +6144,13 @@ clgc__s_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6406,15 +6202,13 @@ clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6466,15 +6260,13 @@ clgc__s_clEnqueueReleaseDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseDX9ObjectsINTEL(cl_command_queue command_queue, cl_uint num_objects, cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseDX9ObjectsINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6526,15 +6318,13 @@ clgc__s_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6586,15 +6376,13 @@ clgc__s_clEnqueueReleaseExternalMemObjectsKHR(cl_command_queue command_queue, cl
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseExternalMemObjectsKHR(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseExternalMemObjectsKHR(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6646,15 +6434,13 @@ clgc__s_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_ob
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6706,15 +6492,13 @@ clgc__s_clEnqueueReleaseGrallocObjectsIMG(cl_command_queue command_queue, cl_uin
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseGrallocObjectsIMG(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseGrallocObjectsIMG(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6766,15 +6550,13 @@ clgc__s_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue,
 cl_int CL_API_CALL
 clgc_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueReleaseVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueReleaseVA_APIMediaSurfacesINTEL(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6859,15 +6641,13 @@ clgc__s_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
 cl_int CL_API_CALL
 clgc_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -6958,15 +6738,13 @@ clgc__s_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_poin
 cl_int CL_API_CALL
 clgc_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFreeARM(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMFreeARM(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7013,15 +6791,13 @@ clgc__s_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7072,15 +6848,13 @@ clgc__s_clEnqueueSVMMapARM(cl_command_queue command_queue, cl_bool blocking_map,
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMapARM(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMMapARM(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMMapARM(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7130,15 +6904,13 @@ clgc__s_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7192,15 +6964,13 @@ clgc__s_clEnqueueSVMMemFillARM(cl_command_queue command_queue, void *svm_ptr, co
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemFillARM(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMMemFillARM(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMMemFillARM(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7247,15 +7017,13 @@ clgc__s_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7306,15 +7074,13 @@ clgc__s_clEnqueueSVMMemcpyARM(cl_command_queue command_queue, cl_bool blocking_c
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMemcpyARM(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMMemcpyARM(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMMemcpyARM(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7364,15 +7130,13 @@ clgc__s_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_p
 cl_int CL_API_CALL
 clgc_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7419,15 +7183,13 @@ clgc__s_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint
 cl_int CL_API_CALL
 clgc_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7478,15 +7240,13 @@ clgc__s_clEnqueueSVMUnmapARM(cl_command_queue command_queue, void *svm_ptr, cl_u
 cl_int CL_API_CALL
 clgc_clEnqueueSVMUnmapARM(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMUnmapARM(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSVMUnmapARM(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7539,15 +7299,13 @@ clgc__s_clEnqueueSignalSemaphoresKHR(cl_command_queue command_queue, cl_uint num
 cl_int CL_API_CALL
 clgc_clEnqueueSignalSemaphoresKHR(cl_command_queue command_queue, cl_uint num_sema_objects, const cl_semaphore_khr *sema_objects, const cl_semaphore_payload_khr *sema_payload_list, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSignalSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueSignalSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7594,15 +7352,13 @@ clgc__s_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint 
 cl_int CL_API_CALL
 clgc_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7650,15 +7406,13 @@ clgc__s_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, v
 cl_int CL_API_CALL
 clgc_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7703,15 +7457,13 @@ clgc__s_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_event
 cl_int CL_API_CALL
 clgc_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWaitForEvents(command_queue, num_events, event_list);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWaitForEvents(command_queue, num_events, event_list);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWaitForEvents(command_queue, num_events, event_list);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7761,15 +7513,13 @@ clgc__s_clEnqueueWaitSemaphoresKHR(cl_command_queue command_queue, cl_uint num_s
 cl_int CL_API_CALL
 clgc_clEnqueueWaitSemaphoresKHR(cl_command_queue command_queue, cl_uint num_sema_objects, const cl_semaphore_khr *sema_objects, const cl_semaphore_payload_khr *sema_payload_list, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueWaitSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueWaitSemaphoresKHR(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7817,15 +7567,13 @@ clgc__s_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_b
 cl_int CL_API_CALL
 clgc_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7878,15 +7626,13 @@ clgc__s_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, 
 cl_int CL_API_CALL
 clgc_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7938,15 +7684,13 @@ clgc__s_clEnqueueWriteHostPipeINTEL(cl_command_queue command_queue, cl_program p
 cl_int CL_API_CALL
 clgc_clEnqueueWriteHostPipeINTEL(cl_command_queue command_queue, cl_program program, const char *pipe_symbol, cl_bool blocking_write, const void *ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueWriteHostPipeINTEL(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clEnqueueWriteHostPipeINTEL(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -7996,15 +7740,13 @@ clgc__s_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_boo
 cl_int CL_API_CALL
 clgc_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8048,15 +7790,13 @@ clgc__s_clFinalizeCommandBufferKHR(cl_command_buffer_khr command_buffer)
 cl_int CL_API_CALL
 clgc_clFinalizeCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clFinalizeCommandBufferKHR(command_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clFinalizeCommandBufferKHR(command_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8096,15 +7836,13 @@ clgc__s_clFinish(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clFinish(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clFinish(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clFinish(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clFinish(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8144,15 +7882,13 @@ clgc__s_clFlush(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clFlush(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clFlush(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clFlush(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clFlush(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8203,15 +7939,13 @@ clgc__s_clGetAcceleratorInfoINTEL(cl_accelerator_intel accelerator, cl_accelerat
 cl_int CL_API_CALL
 clgc_clGetAcceleratorInfoINTEL(cl_accelerator_intel accelerator, cl_accelerator_info_intel param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetAcceleratorInfoINTEL(accelerator, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetAcceleratorInfoINTEL(accelerator, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8262,15 +7996,13 @@ clgc__s_clGetCommandBufferInfoKHR(cl_command_buffer_khr command_buffer, cl_comma
 cl_int CL_API_CALL
 clgc_clGetCommandBufferInfoKHR(cl_command_buffer_khr command_buffer, cl_command_buffer_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetCommandBufferInfoKHR(command_buffer, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetCommandBufferInfoKHR(command_buffer, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8317,15 +8049,13 @@ clgc__s_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_i
 cl_int CL_API_CALL
 clgc_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8372,15 +8102,13 @@ clgc__s_clGetContextInfo(cl_context context, cl_context_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8425,15 +8153,13 @@ clgc__s_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
 cl_int CL_API_CALL
 clgc_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8477,15 +8203,13 @@ clgc__s_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_u
 cl_int CL_API_CALL
 clgc_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
         return clgc__s_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8538,15 +8262,13 @@ clgc__s_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_sour
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_source_khr d3d_device_source, void *d3d_object, cl_d3d10_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8599,15 +8321,13 @@ clgc__s_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_sour
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_source_khr d3d_device_source, void *d3d_object, cl_d3d11_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8660,15 +8380,13 @@ clgc__s_clGetDeviceIDsFromDX9INTEL(cl_platform_id platform, cl_dx9_device_source
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromDX9INTEL(cl_platform_id platform, cl_dx9_device_source_intel dx9_device_source, void *dx9_object, cl_dx9_device_set_intel dx9_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromDX9INTEL(platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromDX9INTEL(platform, dx9_device_source, dx9_object, dx9_device_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8722,15 +8440,13 @@ clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint nu
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint num_media_adapters, cl_dx9_media_adapter_type_khr *media_adapter_type, void *media_adapters, cl_dx9_media_adapter_set_khr media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8783,15 +8499,13 @@ clgc__s_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(cl_platform_id platform, cl_va
 cl_int CL_API_CALL
 clgc_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(cl_platform_id platform, cl_va_api_device_source_intel media_adapter_type, void *media_adapter, cl_va_api_device_set_intel media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceIDsFromVA_APIMediaAdapterINTEL(platform, media_adapter_type, media_adapter, media_adapter_set, num_entries, devices, num_devices);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8845,15 +8559,13 @@ clgc__s_clGetDeviceImageInfoQCOM(cl_device_id device, size_t image_width, size_t
 cl_int CL_API_CALL
 clgc_clGetDeviceImageInfoQCOM(cl_device_id device, size_t image_width, size_t image_height, const cl_image_format *image_format, cl_image_pitch_info_qcom param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetDeviceImageInfoQCOM(device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetDeviceImageInfoQCOM(device, image_width, image_height, image_format, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8900,15 +8612,13 @@ clgc__s_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t p
 cl_int CL_API_CALL
 clgc_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -8955,15 +8665,13 @@ clgc__s_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_va
 cl_int CL_API_CALL
 clgc_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9010,15 +8718,13 @@ clgc__s_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, si
 cl_int CL_API_CALL
 clgc_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9069,15 +8775,13 @@ clgc__s_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_con
 cl_int CL_API_CALL
 clgc_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9126,15 +8830,13 @@ clgc__s_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_G
 cl_int CL_API_CALL
 clgc_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_GLuint *gl_object_name)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9185,15 +8887,13 @@ clgc__s_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9237,15 +8937,13 @@ clgc__s_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 cl_int CL_API_CALL
 clgc_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetHostTimer(device, host_timestamp);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetHostTimer(device, host_timestamp);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetHostTimer(device, host_timestamp);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9295,15 +8993,13 @@ clgc__s_clGetICDLoaderInfoOCLICD(cl_icdl_info param_name, size_t param_value_siz
 cl_int CL_API_CALL
 clgc_clGetICDLoaderInfoOCLICD(cl_icdl_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetICDLoaderInfoOCLICD(param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetICDLoaderInfoOCLICD(param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9350,15 +9046,13 @@ clgc__s_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_valu
 cl_int CL_API_CALL
 clgc_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(image))))
         return clgc__s_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9413,15 +9107,13 @@ clgc__s_clGetImageRequirementsInfoEXT(cl_context context, const cl_mem_propertie
 cl_int CL_API_CALL
 clgc_clGetImageRequirementsInfoEXT(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, cl_image_requirements_info_ext param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetImageRequirementsInfoEXT(context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetImageRequirementsInfoEXT(context, properties, flags, image_format, image_desc, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9469,15 +9161,13 @@ clgc__s_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_in
 cl_int CL_API_CALL
 clgc_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9524,15 +9214,13 @@ clgc__s_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t para
 cl_int CL_API_CALL
 clgc_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9582,15 +9270,13 @@ clgc__s_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel
 cl_int CL_API_CALL
 clgc_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9644,15 +9330,13 @@ clgc__s_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, 
 cl_int CL_API_CALL
 clgc_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9704,15 +9388,13 @@ clgc__s_clGetKernelSuggestedLocalWorkSize(cl_command_queue command_queue, cl_ker
 cl_int CL_API_CALL
 clgc_clGetKernelSuggestedLocalWorkSize(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, size_t *suggested_local_work_size)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetKernelSuggestedLocalWorkSize(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetKernelSuggestedLocalWorkSize(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9764,15 +9446,13 @@ clgc__s_clGetKernelSuggestedLocalWorkSizeKHR(cl_command_queue command_queue, cl_
 cl_int CL_API_CALL
 clgc_clGetKernelSuggestedLocalWorkSizeKHR(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, size_t *suggested_local_work_size)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetKernelSuggestedLocalWorkSizeKHR(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetKernelSuggestedLocalWorkSizeKHR(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9820,15 +9500,13 @@ clgc__s_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kerne
 cl_int CL_API_CALL
 clgc_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9878,15 +9556,13 @@ clgc__s_clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void *
 cl_int CL_API_CALL
 clgc_clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetLayerInfo(param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetLayerInfo(param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9938,15 +9614,13 @@ clgc__s_clGetMemAllocInfoINTEL(cl_context context, const void *ptr, cl_mem_info_
 cl_int CL_API_CALL
 clgc_clGetMemAllocInfoINTEL(cl_context context, const void *ptr, cl_mem_info_intel param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetMemAllocInfoINTEL(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetMemAllocInfoINTEL(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -9993,15 +9667,13 @@ clgc__s_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_v
 cl_int CL_API_CALL
 clgc_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
         return clgc__s_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10052,15 +9724,13 @@ clgc__s_clGetMutableCommandInfoKHR(cl_mutable_command_khr command, cl_mutable_co
 cl_int CL_API_CALL
 clgc_clGetMutableCommandInfoKHR(cl_mutable_command_khr command, cl_mutable_command_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetMutableCommandInfoKHR(command, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetMutableCommandInfoKHR(command, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10107,15 +9777,13 @@ clgc__s_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_s
 cl_int CL_API_CALL
 clgc_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(pipe))))
         return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10154,15 +9822,13 @@ clgc__s_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint
 cl_int CL_API_CALL
 clgc_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetPlatformIDs(num_entries, platforms, num_platforms);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetPlatformIDs(num_entries, platforms, num_platforms);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetPlatformIDs(num_entries, platforms, num_platforms);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10209,15 +9875,13 @@ clgc__s_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, 
 cl_int CL_API_CALL
 clgc_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
         return clgc__s_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10265,15 +9929,13 @@ clgc__s_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_progra
 cl_int CL_API_CALL
 clgc_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10317,15 +9979,13 @@ clgc__s_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10378,15 +10038,13 @@ clgc__s_clGetSVMPointerInfoKHR(cl_context context, cl_device_id device, const vo
 cl_int CL_API_CALL
 clgc_clGetSVMPointerInfoKHR(cl_context context, cl_device_id device, const void *ptr, cl_svm_pointer_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSVMPointerInfoKHR(context, device, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSVMPointerInfoKHR(context, device, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10438,15 +10096,13 @@ clgc__s_clGetSVMSuggestedTypeIndexKHR(cl_context context, cl_svm_capabilities_kh
 cl_int CL_API_CALL
 clgc_clGetSVMSuggestedTypeIndexKHR(cl_context context, cl_svm_capabilities_khr required_capabilities, cl_svm_capabilities_khr desired_capabilities, const cl_svm_alloc_properties_khr *properties, size_t size, cl_uint *suggested_svm_type_index)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSVMSuggestedTypeIndexKHR(context, required_capabilities, desired_capabilities, properties, size, suggested_svm_type_index);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSVMSuggestedTypeIndexKHR(context, required_capabilities, desired_capabilities, properties, size, suggested_svm_type_index);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10493,15 +10149,13 @@ clgc__s_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t 
 cl_int CL_API_CALL
 clgc_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
         return clgc__s_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10553,15 +10207,13 @@ clgc__s_clGetSemaphoreHandleForTypeKHR(cl_semaphore_khr sema_object, cl_device_i
 cl_int CL_API_CALL
 clgc_clGetSemaphoreHandleForTypeKHR(cl_semaphore_khr sema_object, cl_device_id device, cl_external_semaphore_handle_type_khr handle_type, size_t handle_size, void *handle_ptr, size_t *handle_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSemaphoreHandleForTypeKHR(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSemaphoreHandleForTypeKHR(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10612,15 +10264,13 @@ clgc__s_clGetSemaphoreInfoKHR(cl_semaphore_khr sema_object, cl_semaphore_info_kh
 cl_int CL_API_CALL
 clgc_clGetSemaphoreInfoKHR(cl_semaphore_khr sema_object, cl_semaphore_info_khr param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSemaphoreInfoKHR(sema_object, param_name, param_value_size, param_value, param_value_size_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSemaphoreInfoKHR(sema_object, param_name, param_value_size, param_value, param_value_size_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10672,15 +10322,13 @@ clgc__s_clGetSupportedD3D10TextureFormatsINTEL(cl_context context, cl_mem_flags 
 cl_int CL_API_CALL
 clgc_clGetSupportedD3D10TextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, DXGI_FORMAT *d3d10_formats, cl_uint *num_texture_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedD3D10TextureFormatsINTEL(context, flags, image_type, num_entries, d3d10_formats, num_texture_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedD3D10TextureFormatsINTEL(context, flags, image_type, num_entries, d3d10_formats, num_texture_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10733,15 +10381,13 @@ clgc__s_clGetSupportedD3D11TextureFormatsINTEL(cl_context context, cl_mem_flags 
 cl_int CL_API_CALL
 clgc_clGetSupportedD3D11TextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, DXGI_FORMAT *d3d11_formats, cl_uint *num_texture_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedD3D11TextureFormatsINTEL(context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedD3D11TextureFormatsINTEL(context, flags, image_type, plane, num_entries, d3d11_formats, num_texture_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10794,15 +10440,13 @@ clgc__s_clGetSupportedDX9MediaSurfaceFormatsINTEL(cl_context context, cl_mem_fla
 cl_int CL_API_CALL
 clgc_clGetSupportedDX9MediaSurfaceFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, D3DFORMAT *dx9_formats, cl_uint *num_surface_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedDX9MediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedDX9MediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, dx9_formats, num_surface_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10854,15 +10498,13 @@ clgc__s_clGetSupportedGLTextureFormatsINTEL(cl_context context, cl_mem_flags fla
 cl_int CL_API_CALL
 clgc_clGetSupportedGLTextureFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_GLenum *gl_formats, cl_uint *num_texture_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedGLTextureFormatsINTEL(context, flags, image_type, num_entries, gl_formats, num_texture_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedGLTextureFormatsINTEL(context, flags, image_type, num_entries, gl_formats, num_texture_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10910,15 +10552,13 @@ clgc__s_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_me
 cl_int CL_API_CALL
 clgc_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -10971,15 +10611,13 @@ clgc__s_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(cl_context context, cl_mem_
 cl_int CL_API_CALL
 clgc_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint plane, cl_uint num_entries, VAImageFormat *va_api_formats, cl_uint *num_surface_formats)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clGetSupportedVA_APIMediaSurfaceFormatsINTEL(context, flags, image_type, plane, num_entries, va_api_formats, num_surface_formats);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11032,15 +10670,13 @@ clgc__s_clHostMemAllocINTEL(cl_context context, const cl_mem_properties_intel *p
 void *CL_API_CALL
 clgc_clHostMemAllocINTEL(cl_context context, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clHostMemAllocINTEL(context, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clHostMemAllocINTEL(context, properties, size, alignment, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11088,15 +10724,13 @@ clgc__s_clIcdGetFunctionAddressForPlatformKHR(cl_platform_id platform, const cha
 void *CL_API_CALL
 clgc_clIcdGetFunctionAddressForPlatformKHR(cl_platform_id platform, const char *func_name)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clIcdGetFunctionAddressForPlatformKHR(platform, func_name);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clIcdGetFunctionAddressForPlatformKHR(platform, func_name);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11142,15 +10776,13 @@ clgc__s_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms, c
 cl_int CL_API_CALL
 clgc_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11198,15 +10830,13 @@ clgc__s_clIcdSetPlatformDispatchDataKHR(cl_platform_id platform, void *dispatch_
 cl_int CL_API_CALL
 clgc_clIcdSetPlatformDispatchDataKHR(cl_platform_id platform, void *dispatch_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clIcdSetPlatformDispatchDataKHR(platform, dispatch_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clIcdSetPlatformDispatchDataKHR(platform, dispatch_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11260,15 +10890,13 @@ clgc__s_clImportMemoryARM(cl_context context, cl_mem_flags flags, const cl_impor
 cl_mem CL_API_CALL
 clgc_clImportMemoryARM(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties, void *memory, size_t size, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clImportMemoryARM(context, flags, properties, memory, size, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clImportMemoryARM(context, flags, properties, memory, size, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11318,15 +10946,13 @@ clgc__s_clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
 cl_int CL_API_CALL
 clgc_clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch, cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clInitLayer(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clInitLayer(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11377,15 +11003,13 @@ clgc__s_clInitLayerWithProperties(cl_uint num_entries, const cl_icd_dispatch *ta
 cl_int CL_API_CALL
 clgc_clInitLayerWithProperties(cl_uint num_entries, const cl_icd_dispatch *target_dispatch, cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret, const cl_layer_properties *properties)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clInitLayerWithProperties(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret, properties);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clInitLayerWithProperties(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret, properties);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11473,15 +11097,13 @@ clgc__s_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_i
 cl_program CL_API_CALL
 clgc_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_program ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11532,16 +11154,13 @@ clgc__s_clLogMessagesToStderrAPPLE(const char *errstr, const void *private_info,
 void CL_API_CALL
 clgc_clLogMessagesToStderrAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clLogMessagesToStderrAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clLogMessagesToStderrAPPLE(errstr, private_info, cb, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clLogMessagesToStdoutAPPLE */
@@ -11591,16 +11210,13 @@ clgc__s_clLogMessagesToStdoutAPPLE(const char *errstr, const void *private_info,
 void CL_API_CALL
 clgc_clLogMessagesToStdoutAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clLogMessagesToStdoutAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clLogMessagesToStdoutAPPLE(errstr, private_info, cb, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clLogMessagesToSystemLogAPPLE */
@@ -11650,16 +11266,13 @@ clgc__s_clLogMessagesToSystemLogAPPLE(const char *errstr, const void *private_in
 void CL_API_CALL
 clgc_clLogMessagesToSystemLogAPPLE(const char *errstr, const void *private_info, size_t cb, void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clLogMessagesToSystemLogAPPLE(errstr, private_info, cb, user_data);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clLogMessagesToSystemLogAPPLE(errstr, private_info, cb, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clMemBlockingFreeINTEL */
@@ -11706,15 +11319,13 @@ clgc__s_clMemBlockingFreeINTEL(cl_context context, void *ptr)
 cl_int CL_API_CALL
 clgc_clMemBlockingFreeINTEL(cl_context context, void *ptr)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clMemBlockingFreeINTEL(context, ptr);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clMemBlockingFreeINTEL(context, ptr);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11762,15 +11373,13 @@ clgc__s_clMemFreeINTEL(cl_context context, void *ptr)
 cl_int CL_API_CALL
 clgc_clMemFreeINTEL(cl_context context, void *ptr)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clMemFreeINTEL(context, ptr);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clMemFreeINTEL(context, ptr);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11819,15 +11428,13 @@ clgc__s_clReImportSemaphoreSyncFdKHR(cl_semaphore_khr sema_object, cl_semaphore_
 cl_int CL_API_CALL
 clgc_clReImportSemaphoreSyncFdKHR(cl_semaphore_khr sema_object, cl_semaphore_reimport_properties_khr *reimport_props, int fd)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReImportSemaphoreSyncFdKHR(sema_object, reimport_props, fd);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReImportSemaphoreSyncFdKHR(sema_object, reimport_props, fd);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11874,15 +11481,13 @@ clgc__s_clReleaseAcceleratorINTEL(cl_accelerator_intel accelerator)
 cl_int CL_API_CALL
 clgc_clReleaseAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseAcceleratorINTEL(accelerator);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseAcceleratorINTEL(accelerator);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11929,15 +11534,13 @@ clgc__s_clReleaseCommandBufferKHR(cl_command_buffer_khr command_buffer)
 cl_int CL_API_CALL
 clgc_clReleaseCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseCommandBufferKHR(command_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseCommandBufferKHR(command_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -11977,15 +11580,13 @@ clgc__s_clReleaseCommandQueue(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clReleaseCommandQueue(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clReleaseCommandQueue(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseCommandQueue(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseCommandQueue(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12025,15 +11626,13 @@ clgc__s_clReleaseContext(cl_context context)
 cl_int CL_API_CALL
 clgc_clReleaseContext(cl_context context)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clReleaseContext(context);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseContext(context);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseContext(context);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12076,15 +11675,13 @@ clgc__s_clReleaseDevice(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clReleaseDevice(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clReleaseDevice(device);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseDevice(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseDevice(device);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12131,15 +11728,13 @@ clgc__s_clReleaseDeviceEXT(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clReleaseDeviceEXT(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseDeviceEXT(device);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseDeviceEXT(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12179,15 +11774,13 @@ clgc__s_clReleaseEvent(cl_event event)
 cl_int CL_API_CALL
 clgc_clReleaseEvent(cl_event event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clReleaseEvent(event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseEvent(event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseEvent(event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12227,15 +11820,13 @@ clgc__s_clReleaseKernel(cl_kernel kernel)
 cl_int CL_API_CALL
 clgc_clReleaseKernel(cl_kernel kernel)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clReleaseKernel(kernel);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseKernel(kernel);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseKernel(kernel);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12275,15 +11866,13 @@ clgc__s_clReleaseMemObject(cl_mem memobj)
 cl_int CL_API_CALL
 clgc_clReleaseMemObject(cl_mem memobj)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
         return clgc__s_clReleaseMemObject(memobj);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseMemObject(memobj);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseMemObject(memobj);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12323,15 +11912,13 @@ clgc__s_clReleaseProgram(cl_program program)
 cl_int CL_API_CALL
 clgc_clReleaseProgram(cl_program program)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clReleaseProgram(program);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseProgram(program);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseProgram(program);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12374,15 +11961,13 @@ clgc__s_clReleaseSampler(cl_sampler sampler)
 cl_int CL_API_CALL
 clgc_clReleaseSampler(cl_sampler sampler)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
         return clgc__s_clReleaseSampler(sampler);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clReleaseSampler(sampler);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clReleaseSampler(sampler);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12429,15 +12014,13 @@ clgc__s_clReleaseSemaphoreKHR(cl_semaphore_khr sema_object)
 cl_int CL_API_CALL
 clgc_clReleaseSemaphoreKHR(cl_semaphore_khr sema_object)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clReleaseSemaphoreKHR(sema_object);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clReleaseSemaphoreKHR(sema_object);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12493,15 +12076,13 @@ clgc__s_clRemapCommandBufferKHR(cl_command_buffer_khr command_buffer, cl_bool au
 cl_command_buffer_khr CL_API_CALL
 clgc_clRemapCommandBufferKHR(cl_command_buffer_khr command_buffer, cl_bool automatic, cl_uint num_queues, const cl_command_queue *queues, cl_uint num_handles, const cl_mutable_command_khr *handles, cl_mutable_command_khr *handles_ret, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_command_buffer_khr ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRemapCommandBufferKHR(command_buffer, automatic, num_queues, queues, num_handles, handles, handles_ret, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRemapCommandBufferKHR(command_buffer, automatic, num_queues, queues, num_handles, handles, handles_ret, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12548,15 +12129,13 @@ clgc__s_clRetainAcceleratorINTEL(cl_accelerator_intel accelerator)
 cl_int CL_API_CALL
 clgc_clRetainAcceleratorINTEL(cl_accelerator_intel accelerator)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainAcceleratorINTEL(accelerator);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainAcceleratorINTEL(accelerator);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12603,15 +12182,13 @@ clgc__s_clRetainCommandBufferKHR(cl_command_buffer_khr command_buffer)
 cl_int CL_API_CALL
 clgc_clRetainCommandBufferKHR(cl_command_buffer_khr command_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainCommandBufferKHR(command_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainCommandBufferKHR(command_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12654,15 +12231,13 @@ clgc__s_clRetainCommandQueue(cl_command_queue command_queue)
 cl_int CL_API_CALL
 clgc_clRetainCommandQueue(cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clRetainCommandQueue(command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainCommandQueue(command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainCommandQueue(command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12705,15 +12280,13 @@ clgc__s_clRetainContext(cl_context context)
 cl_int CL_API_CALL
 clgc_clRetainContext(cl_context context)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clRetainContext(context);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainContext(context);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainContext(context);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12756,15 +12329,13 @@ clgc__s_clRetainDevice(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clRetainDevice(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clRetainDevice(device);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainDevice(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainDevice(device);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12811,15 +12382,13 @@ clgc__s_clRetainDeviceEXT(cl_device_id device)
 cl_int CL_API_CALL
 clgc_clRetainDeviceEXT(cl_device_id device)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainDeviceEXT(device);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainDeviceEXT(device);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12862,15 +12431,13 @@ clgc__s_clRetainEvent(cl_event event)
 cl_int CL_API_CALL
 clgc_clRetainEvent(cl_event event)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
         return clgc__s_clRetainEvent(event);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainEvent(event);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainEvent(event);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12913,15 +12480,13 @@ clgc__s_clRetainKernel(cl_kernel kernel)
 cl_int CL_API_CALL
 clgc_clRetainKernel(cl_kernel kernel)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clRetainKernel(kernel);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainKernel(kernel);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainKernel(kernel);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -12964,15 +12529,13 @@ clgc__s_clRetainMemObject(cl_mem memobj)
 cl_int CL_API_CALL
 clgc_clRetainMemObject(cl_mem memobj)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
         return clgc__s_clRetainMemObject(memobj);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainMemObject(memobj);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainMemObject(memobj);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13015,15 +12578,13 @@ clgc__s_clRetainProgram(cl_program program)
 cl_int CL_API_CALL
 clgc_clRetainProgram(cl_program program)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clRetainProgram(program);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainProgram(program);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainProgram(program);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13066,15 +12627,13 @@ clgc__s_clRetainSampler(cl_sampler sampler)
 cl_int CL_API_CALL
 clgc_clRetainSampler(cl_sampler sampler)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
         return clgc__s_clRetainSampler(sampler);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clRetainSampler(sampler);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clRetainSampler(sampler);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13121,15 +12680,13 @@ clgc__s_clRetainSemaphoreKHR(cl_semaphore_khr sema_object)
 cl_int CL_API_CALL
 clgc_clRetainSemaphoreKHR(cl_semaphore_khr sema_object)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clRetainSemaphoreKHR(sema_object);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clRetainSemaphoreKHR(sema_object);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13175,15 +12732,13 @@ clgc__s_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_u
 void *CL_API_CALL
 clgc_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSVMAlloc(context, flags, size, alignment);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSVMAlloc(context, flags, size, alignment);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSVMAlloc(context, flags, size, alignment);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13233,15 +12788,13 @@ clgc__s_clSVMAllocARM(cl_context context, cl_svm_mem_flags_arm flags, size_t siz
 void *CL_API_CALL
 clgc_clSVMAllocARM(cl_context context, cl_svm_mem_flags_arm flags, size_t size, cl_uint alignment)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSVMAllocARM(context, flags, size, alignment);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSVMAllocARM(context, flags, size, alignment);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13294,15 +12847,13 @@ clgc__s_clSVMAllocWithPropertiesKHR(cl_context context, const cl_svm_alloc_prope
 void *CL_API_CALL
 clgc_clSVMAllocWithPropertiesKHR(cl_context context, const cl_svm_alloc_properties_khr *properties, cl_uint svm_type_index, size_t size, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSVMAllocWithPropertiesKHR(context, properties, svm_type_index, size, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSVMAllocWithPropertiesKHR(context, properties, svm_type_index, size, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13346,16 +12897,13 @@ clgc__s_clSVMFree(cl_context context, void *svm_pointer)
 void CL_API_CALL
 clgc_clSVMFree(cl_context context, void *svm_pointer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context)))) {
         clgc__s_clSVMFree(context, svm_pointer);
         return;
     }
-    outer = clgc__enter_inline(t);
-    clgc__c_clSVMFree(context, svm_pointer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    clSVMFree(context, svm_pointer);
+    clgc__fast_leave();
 }
 
 /* clSVMFreeARM */
@@ -13403,16 +12951,13 @@ clgc__s_clSVMFreeARM(cl_context context, void *svm_pointer)
 void CL_API_CALL
 clgc_clSVMFreeARM(cl_context context, void *svm_pointer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
-
-    if (CLGC_UNLIKELY(t->state == NULL)) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready()))) {
         clgc__s_clSVMFreeARM(context, svm_pointer);
         return;
     }
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     clgc__c_clSVMFreeARM(context, svm_pointer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
 }
 
 /* clSVMFreeWithPropertiesKHR */
@@ -13461,15 +13006,13 @@ clgc__s_clSVMFreeWithPropertiesKHR(cl_context context, const cl_svm_free_propert
 cl_int CL_API_CALL
 clgc_clSVMFreeWithPropertiesKHR(cl_context context, const cl_svm_free_properties_khr *properties, cl_svm_free_flags_khr flags, void *ptr)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSVMFreeWithPropertiesKHR(context, properties, flags, ptr);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSVMFreeWithPropertiesKHR(context, properties, flags, ptr);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13515,15 +13058,13 @@ clgc__s_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_que
 cl_int CL_API_CALL
 clgc_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13571,15 +13112,13 @@ clgc__s_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 cl_int CL_API_CALL
 clgc_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContentSizeBufferPoCL(buffer, content_size_buffer);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetContentSizeBufferPoCL(buffer, content_size_buffer);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13660,15 +13199,13 @@ clgc__s_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
 cl_int CL_API_CALL
 clgc_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetContextDestructorCallback(context, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13713,15 +13250,13 @@ clgc__s_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, 
 cl_int CL_API_CALL
 clgc_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetDefaultDeviceCommandQueue(context, device, command_queue);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetDefaultDeviceCommandQueue(context, device, command_queue);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13767,15 +13302,13 @@ clgc__s_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, con
 cl_int CL_API_CALL
 clgc_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13824,15 +13357,13 @@ clgc__s_clSetKernelArgDevicePointerEXT(cl_kernel kernel, cl_uint arg_index, cl_m
 cl_int CL_API_CALL
 clgc_clSetKernelArgDevicePointerEXT(cl_kernel kernel, cl_uint arg_index, cl_mem_device_address_ext arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetKernelArgDevicePointerEXT(kernel, arg_index, arg_value);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetKernelArgDevicePointerEXT(kernel, arg_index, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13881,15 +13412,13 @@ clgc__s_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index, const
 cl_int CL_API_CALL
 clgc_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetKernelArgMemPointerINTEL(kernel, arg_index, arg_value);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetKernelArgMemPointerINTEL(kernel, arg_index, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13934,15 +13463,13 @@ clgc__s_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void
 cl_int CL_API_CALL
 clgc_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -13991,15 +13518,13 @@ clgc__s_clSetKernelArgSVMPointerARM(cl_kernel kernel, cl_uint arg_index, const v
 cl_int CL_API_CALL
 clgc_clSetKernelArgSVMPointerARM(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetKernelArgSVMPointerARM(kernel, arg_index, arg_value);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetKernelArgSVMPointerARM(kernel, arg_index, arg_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14045,15 +13570,13 @@ clgc__s_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, si
 cl_int CL_API_CALL
 clgc_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14103,15 +13626,13 @@ clgc__s_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_n
 cl_int CL_API_CALL
 clgc_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_name, size_t param_value_size, const void *param_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetKernelExecInfoARM(kernel, param_name, param_value_size, param_value);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetKernelExecInfoARM(kernel, param_name, param_value_size, param_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14195,15 +13716,13 @@ clgc__s_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_noti
 cl_int CL_API_CALL
 clgc_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetMemObjectDestructorAPPLE(memobj, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetMemObjectDestructorAPPLE(memobj, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14284,15 +13803,13 @@ clgc__s_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_n
 cl_int CL_API_CALL
 clgc_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14340,15 +13857,13 @@ clgc__s_clSetPerfHintQCOM(cl_context context, cl_perf_hint_qcom perf_hint)
 cl_int CL_API_CALL
 clgc_clSetPerfHintQCOM(cl_context context, cl_perf_hint_qcom perf_hint)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetPerfHintQCOM(context, perf_hint);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetPerfHintQCOM(context, perf_hint);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14429,15 +13944,13 @@ clgc__s_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
 cl_int CL_API_CALL
 clgc_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSetProgramReleaseCallback(program, pfn_notify, user_data);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14483,15 +13996,13 @@ clgc__s_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, 
 cl_int CL_API_CALL
 clgc_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14545,15 +14056,13 @@ clgc__s_clSharedMemAllocINTEL(cl_context context, cl_device_id device, const cl_
 void *CL_API_CALL
 clgc_clSharedMemAllocINTEL(cl_context context, cl_device_id device, const cl_mem_properties_intel *properties, size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     void *ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSharedMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clSharedMemAllocINTEL(context, device, properties, size, alignment, errcode_ret);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14597,15 +14106,13 @@ clgc__s_clTerminateContextKHR(cl_context context)
 cl_int CL_API_CALL
 clgc_clTerminateContextKHR(cl_context context)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clTerminateContextKHR(context);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clTerminateContextKHR(context);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14644,15 +14151,13 @@ clgc__s_clUnloadCompiler(void)
 cl_int CL_API_CALL
 clgc_clUnloadCompiler(void)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clUnloadCompiler();
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clUnloadCompiler();
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clUnloadCompiler();
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14695,15 +14200,13 @@ clgc__s_clUnloadPlatformCompiler(cl_platform_id platform)
 cl_int CL_API_CALL
 clgc_clUnloadPlatformCompiler(cl_platform_id platform)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
         return clgc__s_clUnloadPlatformCompiler(platform);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clUnloadPlatformCompiler(platform);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clUnloadPlatformCompiler(platform);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14753,15 +14256,13 @@ clgc__s_clUpdateMutableCommandsKHR(cl_command_buffer_khr command_buffer, cl_uint
 cl_int CL_API_CALL
 clgc_clUpdateMutableCommandsKHR(cl_command_buffer_khr command_buffer, cl_uint num_configs, const cl_command_buffer_update_type_khr *config_types, const void **configs)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clUpdateMutableCommandsKHR(command_buffer, num_configs, config_types, configs);
-    outer = clgc__enter_inline(t);
+    clgc__fast_enter();
     ret = clgc__c_clUpdateMutableCommandsKHR(command_buffer, num_configs, config_types, configs);
-    clgc__leave_inline(t, outer);
+    clgc__fast_leave();
     return ret;
 }
 
@@ -14802,14 +14303,12 @@ clgc__s_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 cl_int CL_API_CALL
 clgc_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
-    struct clgc__thread *t = &clgc__self;
-    unsigned outer;
     cl_int ret;
 
-    if (CLGC_UNLIKELY(t->state == NULL))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(clgc__first_object(num_events, (const void *const *)event_list)))))
         return clgc__s_clWaitForEvents(num_events, event_list);
-    outer = clgc__enter_inline(t);
-    ret = clgc__c_clWaitForEvents(num_events, event_list);
-    clgc__leave_inline(t, outer);
+    clgc__fast_enter();
+    ret = clWaitForEvents(num_events, event_list);
+    clgc__fast_leave();
     return ret;
 }

@@ -1,0 +1,309 @@
+-- clgc: OpenCL for Lua 5.4 through clgc, where coroutines keep running
+-- while kernels run and programs build.
+--
+-- This front module is clgc.core (the C module) plus a small scheduler:
+-- clgc.spawn(fn, ...) makes a coroutine the scheduler runs; clgc.step()
+-- drains the state's completion queue and resumes the coroutines whose
+-- completions came in; clgc.run(main) steps until every coroutine is done,
+-- sleeping in poll(2) on the queue's fd in between. An event loop drives the
+-- same with clgc.fd() (luv: uv.new_poll) or clgc.queue (cqueues' polling
+-- protocol) and a call to clgc.step() on each wakeup.
+--
+-- Inside a coroutine the scheduler runs, waits (clgc.wait, Program:build,
+-- and the transfers and finish that would wait behind a queue's earlier
+-- commands) yield until their completion is drained; anywhere else they
+-- block the thread through clgc_wait_for_events. With CLGC_WAIT=blocking or
+-- clgc.set_wait_mode("blocking") they block everywhere, for comparison.
+
+local core = require "clgc.core"
+
+local M = {}
+for k, v in pairs(core) do
+    M[k] = v
+end
+
+local running, yield, resume = coroutine.running, coroutine.yield,
+    coroutine.resume
+local create, costatus = coroutine.create, coroutine.status
+local pack, unpack = table.pack, table.unpack
+
+local owned = setmetatable({}, { __mode = "k" }) -- coroutines we run
+local ready = {} -- packed {co, args...}, in the order they became ready
+local alive = 0
+local WAKE = {} -- what the scheduler resumes a waiting coroutine with
+local in_run = false -- run() is stepping
+
+-- The calling coroutine, if the scheduler runs it.
+local function current()
+    local co, main = running()
+    if not main and owned[co] then
+        return co
+    end
+end
+
+-- Whether waits here should yield.
+local function yields()
+    return current() ~= nil and core.wait_mode() ~= "blocking"
+end
+
+local function schedule(co, ...)
+    ready[#ready + 1] = pack(co, ...)
+end
+
+-- Yield until the scheduler resumes us with WAKE; return what came with it.
+local function await()
+    while true do
+        local r = pack(yield())
+        if r[1] == WAKE then
+            return unpack(r, 2, r.n)
+        end
+    end
+end
+
+--- Run fn(...) in a new coroutine of the scheduler. Returns the coroutine.
+function M.spawn(fn, ...)
+    if type(fn) ~= "function" then
+        error("clgc.spawn: function expected, got " .. type(fn), 2)
+    end
+    local co = create(fn)
+    owned[co] = true
+    alive = alive + 1
+    schedule(co, ...)
+    core.wake() -- an event loop polling the fd comes to step()
+    return co
+end
+
+--- Drain the queue (at most max handlers, 0 or nil: all) and resume the
+-- coroutines that are ready, once each. Never blocks. Raises the error of a
+-- coroutine that failed (the others stay ready for the next step) or of a
+-- callback that failed. Returns how many coroutines are still alive.
+function M.step(max)
+    core.drain(max or 0)
+    local batch = ready
+    ready = {}
+    for i = 1, #batch do
+        local item = batch[i]
+        local co = item[1]
+        local ok, err = resume(co, unpack(item, 2, item.n))
+        if costatus(co) == "dead" then
+            owned[co] = nil
+            alive = alive - 1
+        end
+        if not ok then
+            local rest = {}
+            for j = i + 1, #batch do
+                rest[#rest + 1] = batch[j]
+            end
+            for j = 1, #ready do
+                rest[#rest + 1] = ready[j]
+            end
+            ready = rest
+            if type(err) == "string" then
+                err = debug.traceback(co, err)
+            end
+            error(err, 0)
+        end
+    end
+    -- An event loop waits on the fd: keep it readable while coroutines are
+    -- ready (run() looks at the ready list itself).
+    if #ready > 0 and not in_run then
+        core.wake()
+    end
+    return alive
+end
+
+--- Run main(...) (if given) in a coroutine and step until no coroutine of
+-- the scheduler is alive, sleeping in poll(2) on the queue's fd whenever
+-- none is ready.
+function M.run(main, ...)
+    if main ~= nil then
+        M.spawn(main, ...)
+    end
+    local outer = in_run
+    in_run = true
+    local ok, err = pcall(function()
+        while alive > 0 do
+            M.step()
+            if alive > 0 and #ready == 0 then
+                core.poll()
+            end
+        end
+    end)
+    in_run = outer
+    if not ok then
+        error(err, 0)
+    end
+end
+
+--- How many coroutines of the scheduler are alive; whether any is ready.
+function M.alive()
+    return alive
+end
+
+function M.ready()
+    return #ready > 0
+end
+
+--- The queue as cqueues polls it (its polling protocol: pollfd, events,
+-- timeout as methods).
+M.queue = setmetatable({}, {
+    __index = {
+        pollfd = function()
+            return core.fd()
+        end,
+        events = function()
+            return "r"
+        end,
+        timeout = function()
+            if #ready > 0 then
+                return 0
+            end
+        end,
+    },
+})
+
+--- Let the other coroutines run, then go on.
+function M.yield()
+    local co = current()
+    if not co then
+        error("clgc.yield: not in a coroutine of clgc's scheduler", 2)
+    end
+    schedule(co, WAKE)
+    return await()
+end
+
+--- Sleep for seconds: a coroutine yields; elsewhere the thread drains the
+-- queue until then.
+function M.sleep(seconds)
+    local co = current()
+    if co then
+        core.after(seconds, function()
+            schedule(co, WAKE)
+        end)
+        return await()
+    end
+    local done = false
+    core.after(seconds, function()
+        done = true
+    end)
+    while not done do
+        core.poll()
+        core.drain()
+    end
+end
+
+-- The events of wait(e1, e2, ...) or wait({e1, e2, ...}).
+local function event_list(...)
+    if select("#", ...) == 1 then
+        return (...) -- an Event or a table of them: checked as given
+    end
+    return { ... }
+end
+
+--- Wait until every event is complete or has failed. Raises
+-- "clgc.wait: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)" if a
+-- command failed, as clWaitForEvents returns it.
+function M.wait(...)
+    local evs = event_list(...)
+    if not yields() then
+        return core.wait(evs)
+    end
+    core.check_events(evs, "clgc.wait")
+    if type(evs) ~= "table" then
+        evs = { evs }
+    end
+    local co, failed = current(), false
+    for i = 1, #evs do
+        evs[i]:post(function(status)
+            schedule(co, WAKE, status)
+        end)
+        local status = await()
+        failed = failed or status < 0
+    end
+    if failed then
+        error(("clgc.wait: %s (%d)"):format(
+            core.error_name(-14), -14), 2)
+    end
+end
+
+local Program = core.methods("clgc.Program")
+local build_here = Program.build
+
+--- Program:build([options [, notify]]): in a coroutine, on a worker
+-- thread while the coroutine yields; notify(status, program) runs in a
+-- drain when the build ends. Raises the build's error with its log.
+function Program:build(options, notify)
+    if not yields() then
+        return build_here(self, options, notify)
+    end
+    local co = current()
+    self:build_start(options, function(status)
+        schedule(co, WAKE, status)
+    end, notify)
+    local status = await()
+    self:build_check(status)
+    return self
+end
+
+local Queue = core.methods("clgc.Queue")
+local read, write, finish = Queue.read, Queue.write, Queue.finish
+
+-- A blocking transfer waits behind the queue's earlier commands: in a
+-- coroutine, wait for them (a marker) first, so that it yields instead.
+local function behind(q, opts)
+    if yields() then
+        local wait = type(opts) == "table" and opts.wait or nil
+        M.wait(q:marker(wait))
+    end
+end
+
+function Queue:read(buf, opts)
+    behind(self, opts)
+    return read(self, buf, opts)
+end
+
+function Queue:write(buf, data, opts)
+    behind(self, opts)
+    return write(self, buf, data, opts)
+end
+
+function Queue:finish()
+    behind(self)
+    return finish(self)
+end
+
+local Kernel = core.methods("clgc.Kernel")
+
+--- Kernel:args(...): set every argument in order; a number goes with its
+-- type as {"float", 2.5}.
+function Kernel:args(...)
+    for i = 1, select("#", ...) do
+        local v = select(i, ...)
+        if type(v) == "table" then
+            self:arg(i - 1, v[2], v[1])
+        else
+            self:arg(i - 1, v)
+        end
+    end
+    return self
+end
+
+--- The first device of the first platform whose name contains pattern
+-- (plain text), with a context and a queue on it.
+function M.open(pattern, queue_options)
+    for _, p in ipairs(core.platforms()) do
+        if p:info("name"):find(pattern or "", 1, true) then
+            local devs = p:devices()
+            if #devs > 0 then
+                local ctx = core.context(devs[1])
+                return devs[1], ctx, ctx:queue(devs[1], queue_options)
+            end
+        end
+    end
+    error(("clgc.open: no platform named like '%s' with a device"):format(
+        tostring(pattern)), 2)
+end
+
+M.local_mem = core.local_mem
+
+return M

@@ -1,0 +1,105 @@
+/* The Lua 5.4 binding's C module, clgc.core: declarations shared by its
+ * files, one per area as luv has them (lclgc.c: the state, its queue,
+ * errors, handles and worker jobs; lplatform.c: platforms, devices,
+ * contexts and command queues; lprogram.c: programs and kernels; lmem.c:
+ * buffers and raw memory; levent.c: events, waits and callbacks;
+ * lgeneric.c: every other command through clgc's metadata). The scheduler
+ * is Lua code, in clgc.lua.
+ *
+ * A lua_State is single-threaded: nothing here touches one from any thread
+ * but the one running it. Completions and OpenCL callbacks reach Lua only
+ * through the state's completion queue, drained on that thread. */
+
+#ifndef LCLGC_H
+#define LCLGC_H
+
+#include <pthread.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "clgc.h"
+
+/* One per lua_State that loaded the module (lclgc.c). */
+typedef struct lclgc_state lclgc_state;
+
+/* A handle: an OpenCL object, and how to release it (NULL: nothing to
+ * release, as for platforms and root devices). obj is NULL once released. */
+typedef struct lclgc_handle {
+    void *obj;
+    cl_int (*release)(void *obj);
+} lclgc_handle;
+
+/* Metatable names, also used in error messages. */
+#define LCLGC_PLATFORM "clgc.Platform"
+#define LCLGC_DEVICE "clgc.Device"
+#define LCLGC_CONTEXT "clgc.Context"
+#define LCLGC_QUEUE "clgc.Queue"
+#define LCLGC_PROGRAM "clgc.Program"
+#define LCLGC_KERNEL "clgc.Kernel"
+#define LCLGC_BUFFER "clgc.Buffer"
+#define LCLGC_EVENT "clgc.Event"
+#define LCLGC_LOCAL "clgc.Local"
+#define LCLGC_MEMORY "clgc.Memory"
+
+/* A Lua function to call in a later drain of the state's queue, on the
+ * owner thread, as fn(status, arg): the handler of a completion, a
+ * deferred OpenCL callback or a worker job. An error it raises is reported
+ * through clgc_callback_fail and raised at the state's next wait or
+ * drain, with `what` in the message. */
+struct lclgc_post;
+
+/* A job run on a worker thread (a build, a sleep): work(job) runs there,
+ * then done(status) in a drain, then finish(job) frees it. Every job
+ * starts with this header. */
+struct lclgc_job {
+    lclgc_state *st;
+    struct lclgc_post *done;
+    void (*work)(struct lclgc_job *job);
+    void (*finish)(struct lclgc_job *job);
+    cl_int status;
+};
+
+/* lclgc.c */
+lclgc_state *lclgc_state_get(lua_State *L);
+clgc_queue_t *lclgc_state_queue(lclgc_state *st);
+const char *lclgc_cl_name(cl_int err);
+int lclgc_cl_error(lua_State *L, const char *fn, cl_int err);
+int lclgc_clgc_error(lua_State *L, const char *fn, int err);
+void lclgc_new_class(lua_State *L, const char *name, const luaL_Reg *methods);
+void lclgc_add_methods(lua_State *L, const char *name, const luaL_Reg *methods);
+void lclgc_push_handle(lua_State *L, const char *kind, void *obj);
+const char *lclgc_typename(lua_State *L, int idx);
+void *lclgc_check(lua_State *L, int idx, const char *kind, const char *fn);
+lclgc_handle *lclgc_check_handle(lua_State *L, int idx, const char *kind,
+                                 const char *fn);
+int lclgc_blocking(void);
+struct lclgc_post *lclgc_post_new(lua_State *L, int fn_idx, int arg_idx,
+                                  const char *what);
+void lclgc_post_run(struct lclgc_post *p, cl_int status);
+void lclgc_post_free(struct lclgc_post *p);
+int lclgc_job_start(lua_State *L, struct lclgc_job *job, const char *fn);
+int lclgc_is_draining(lua_State *L);
+int lclgc_state_pending(lclgc_state *st);
+int lclgc_drain(lua_State *L, int max, const char *fn);
+void lclgc_raise_failures(lua_State *L, const char *fn);
+
+/* lprogram.c: scalar types of kernel arguments and buffer elements
+ * ("float", "int", ...), by index. */
+int lclgc_check_type(lua_State *L, int idx, const char *fn);
+size_t lclgc_type_size(int t);
+size_t lclgc_store_scalar(lua_State *L, int idx, int t, void *out,
+                          const char *fn);
+void lclgc_push_scalar(lua_State *L, int t, const void *in);
+
+/* levent.c */
+cl_event *lclgc_check_events(lua_State *L, int idx, cl_uint *n, const char *fn);
+
+/* Areas. Each adds its functions to the module table at the top. */
+void lclgc_open_platform(lua_State *L);
+void lclgc_open_program(lua_State *L);
+void lclgc_open_mem(lua_State *L);
+void lclgc_open_event(lua_State *L);
+void lclgc_open_generic(lua_State *L);
+
+#endif /* LCLGC_H */

@@ -1,0 +1,111 @@
+-- Bad input raises a clear Lua error naming the function, the OpenCL error
+-- and its code; nothing crashes.
+local clgc = require "clgc"
+local lib = require "lib"
+
+local dev, ctx, q = lib.pocl()
+local prog = ctx:program(lib.saxpy_src):build()
+local k = prog:kernel("saxpy")
+local buf = ctx:buffer(16)
+
+-- Wrong types.
+lib.raises(function() ctx:buffer("x", "nonsense") end, "invalid option")
+lib.raises(function() q:write(42, "abcd") end, "clgc.Queue:write",
+    "argument #2: clgc.Buffer expected, got number")
+lib.raises(function() q:write(buf, 42) end, "clgc.Queue:write",
+    "string or table expected")
+lib.raises(function() q:write(buf, { 1, 2 }) end, "needs an element type")
+lib.raises(function() q:write(buf, { 1, "x" }, "float") end,
+    "number expected for float")
+lib.raises(function() q:write(buf, { 1.5 }, "int") end, "not an integer")
+lib.raises(function() q:read(buf, "quux") end, "unknown type 'quux'")
+lib.raises(function() q:launch(buf, 4) end, "clgc.Queue:launch",
+    "clgc.Kernel expected, got clgc.Buffer")
+lib.raises(function() k:arg(0, 2.0) end, "a number needs a type")
+lib.raises(function() k:arg(1, {}) end, "clgc.Buffer, clgc.Local or number")
+lib.raises(function() dev:info("colour") end, "unknown info name 'colour'")
+lib.raises(function() clgc.context({}) end, "clgc.context", "no devices")
+lib.raises(function() clgc.context({ 1 }) end,
+    "clgc.context: a list of clgc.Device expected")
+lib.raises(function() clgc.wait() end, "clgc.wait", "CL_INVALID_VALUE (-30)")
+lib.raises(function() clgc.wait("e") end, "clgc.wait",
+    "clgc.Event or a table of them expected, got string")
+
+-- OpenCL's own errors, by name and code.
+lib.raises(function() k:arg(7, buf) end, "clgc.Kernel:arg",
+    "CL_INVALID_ARG_INDEX (-49)")
+lib.raises(function() k:arg(-1, buf) end, "CL_INVALID_ARG_INDEX (-49)")
+lib.raises(function() k:arg(0, buf) end, "clgc.Kernel:arg",
+    "CL_INVALID_ARG_SIZE (-51)")
+lib.raises(function() ctx:buffer(0) end, "CL_INVALID_BUFFER_SIZE (-61)")
+lib.raises(function() prog:kernel("nope") end, "clgc.Program:kernel",
+    "CL_INVALID_KERNEL_NAME (-46)", "'nope'")
+lib.raises(function() q:launch(k, 4) end, "clgc.Queue:launch",
+    "CL_INVALID_KERNEL_ARGS (-52)")
+lib.raises(function() q:launch(k, { 4, 4 }, { ["local"] = { 2 } }) end,
+    "CL_INVALID_WORK_DIMENSION (-53)")
+lib.raises(function() q:read(buf, { offset = 17 }) end, "CL_INVALID_VALUE")
+lib.raises(function() q:write(buf, string.rep("x", 32)) end,
+    "clgc.Queue:write", "CL_INVALID_VALUE (-30)")
+
+-- A build error: the message has the code and the compiler's log.
+local bad = ctx:program("__kernel void f(__global float *x) { x[0] = y; }")
+local err = lib.raises(function() bad:build() end, "clgc.Program:build",
+    "CL_BUILD_PROGRAM_FAILURE (-11)")
+lib.ok(err:find("undeclared identifier", 1, true), "the log: " .. err)
+-- The same in a coroutine, where the build runs on a worker thread.
+clgc.run(function()
+    local err2 = lib.raises(function() bad:build() end, "clgc.Program:build",
+        "CL_BUILD_PROGRAM_FAILURE (-11)")
+    lib.ok(err2:find("undeclared identifier", 1, true), "the log: " .. err2)
+end)
+lib.raises(function() bad:build("-no-such-option") end, "clgc.Program:build",
+    "CL_INVALID_BUILD_OPTIONS (-43)")
+
+-- Waits on released events, outside and inside a coroutine.
+local ev = q:marker()
+ev:release()
+lib.raises(function() clgc.wait(ev) end, "clgc.wait",
+    "the clgc.Event has been released")
+lib.raises(function() ev:status() end, "clgc.Event:status",
+    "has been released")
+clgc.run(function()
+    lib.raises(function() clgc.wait({ ev }) end, "clgc.wait",
+        "a clgc.Event in the list has been released")
+end)
+
+-- A failed command: the wait says so as clWaitForEvents does.
+local u = clgc.user_event(ctx)
+local m = q:marker(u)
+u:set_status(-5)
+lib.raises(function() clgc.wait(m) end, "clgc.wait",
+    "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)")
+lib.raises(function() u:set_status(1) end, "clgc.Event:set_status",
+    "CL_INVALID_VALUE")
+lib.let_go(m)
+lib.let_go(u)
+-- The same in a coroutine: the completion comes through the queue with
+-- the real, negative status (clgc's watcher reports what PoCL does not).
+clgc.run(function()
+    local u2 = clgc.user_event(ctx)
+    local m2 = q:marker(u2)
+    u2:set_status(-5)
+    lib.raises(function() clgc.wait(m2) end, "clgc.wait",
+        "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)")
+    lib.let_go(m2)
+    lib.let_go(u2)
+end)
+
+-- The generic path checks its arguments against the metadata.
+lib.raises(function() clgc.call("clNoSuchThing") end,
+    "no OpenCL command named 'clNoSuchThing'")
+lib.raises(function() clgc.call("clFinish") end,
+    "clgc.call: clFinish takes 1 arguments, got 0")
+lib.raises(function() clgc.call("clFlush", 12) end,
+    "argument #2: pointer expected")
+lib.raises(function() clgc.call("clGetPlatformInfo", nil, "x", 0, nil, nil) end,
+    "uint32 expected, got string")
+lib.raises(function() clgc.wrap("Buffer", nil) end)
+lib.raises(function() clgc.spawn(3) end, "clgc.spawn: function expected")
+lib.raises(function() clgc.yield() end, "clgc.yield: not in a coroutine")
+lib.done("errors")

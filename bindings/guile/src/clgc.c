@@ -6,6 +6,7 @@
 #include <libguile.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,16 @@ raise_error(const char *name, int code, const char *who, SCM log, SCM cause,
     abort(); /* the raiser never returns */
 }
 
+/* clgc's own codes by their C names: "CLGC_EBUSY". */
+static void
+raise_clgc_named(int code, const char *who, SCM cause, const char *message)
+{
+    char name[64];
+
+    snprintf(name, sizeof(name), "CLGC_%s", clgc_err_name(code));
+    raise_error(name, code, who, SCM_BOOL_F, cause, message);
+}
+
 static void
 raise_cl(cl_int err, const char *who)
 {
@@ -144,8 +155,7 @@ raise_cl(cl_int err, const char *who)
 static void
 raise_clgc(int err, const char *who)
 {
-    raise_error(clgc_err_name(err), err, who, SCM_BOOL_F, SCM_BOOL_F,
-                clgc_strerror(err));
+    raise_clgc_named(err, who, SCM_BOOL_F, clgc_strerror(err));
 }
 
 #define CHECK_CL(err, who)                                                     \
@@ -217,8 +227,8 @@ raise_pending(void)
     /* cause is on this frame's stack now, which the collector scans. */
     if (protected)
         scm_gc_unprotect_object(cause);
-    raise_error(clgc_err_name(code), code, command, SCM_BOOL_F, cause,
-                "a Scheme callback raised an exception");
+    raise_clgc_named(code, command, cause,
+                     "a Scheme callback raised an exception");
 }
 
 /* ------------------------------------------------------------------------

@@ -74,3 +74,21 @@ __kernel void slow(__global uint *out, uint n)
         x = x * 1664525u + 1013904223u;
     out[get_global_id(0)] = x;
 }")
+
+;; A program that takes PoCL a while to build (its front end and LLVM),
+;; made unique so that PoCL's cache never has it: nfun functions and the
+;; slow kernel.
+(define-public (big-source nfun)
+  (string-append
+   (format #f "// ~a ~a\n" (getpid)
+           (random 1000000000 (random-state-from-platform)))
+   (apply string-append
+          (map (lambda (i)
+                 (format #f "float f~a(float x) { float s = 0; for (int k = 0; k < ~a; k++) s += sin(x * k) * cos(x + ~a.0f); return s; }\n"
+                         i (+ i 3) i))
+               (iota nfun)))
+   "__kernel void big(__global float *o) { float s = 0;\n"
+   (apply string-append
+          (map (lambda (i) (format #f " s += f~a(o[~a]);\n" i i)) (iota nfun)))
+   " o[0] = s; }\n"
+   slow-source))

@@ -602,28 +602,33 @@ device_info(SCM device, SCM key)
 /* ------------------------------------------------------------------------
  * Contexts, queues, programs, kernels */
 
-/* A list of objects of kind k as a malloc'd array; every element is
- * checked before anything is allocated, so a type error leaks nothing. */
+/* A list of objects of kind k (or one object) as an array: buf when it
+ * has room for them (n_buf entries), else malloc'd (release it with
+ * free_array). Every element is checked before anything is allocated, so
+ * a type error leaks nothing. */
 static void **
-handle_array(enum kind k, SCM list, int pos, const char *who, cl_uint *n)
+handle_array(enum kind k, SCM list, int pos, const char *who, cl_uint *n,
+             void **buf, size_t n_buf)
 {
     long len;
     void **a;
     SCM l;
     cl_uint i = 0;
 
-    if (scm_is_false(list) || scm_is_null(list)) {
-        *n = 0;
-        return NULL;
+    *n = 0;
+    if (scm_is_false(list) || scm_is_null(list))
+        return buf;
+    if (SCM_IS_A_P(list, types[k])) {
+        buf[0] = unwrap(k, list, pos, who);
+        *n = 1;
+        return buf;
     }
-    if (SCM_IS_A_P(list, types[k]))
-        list = scm_list_1(list);
     len = scm_ilength(list);
     if (len < 0)
         scm_wrong_type_arg_msg(who, pos, list, "list");
     for (l = list; !scm_is_null(l); l = scm_cdr(l))
         unwrap(k, scm_car(l), pos, who);
-    a = malloc(sizeof(void *) * (size_t)len + 1);
+    a = (size_t)len <= n_buf ? buf : malloc(sizeof(void *) * (size_t)len);
     if (a == NULL)
         raise_cl(CL_OUT_OF_HOST_MEMORY, who);
     for (l = list; !scm_is_null(l); l = scm_cdr(l))
@@ -632,11 +637,19 @@ handle_array(enum kind k, SCM list, int pos, const char *who, cl_uint *n)
     return a;
 }
 
+static void
+free_array(void **a, void **buf)
+{
+    if (a != buf)
+        free(a);
+}
+
 static SCM
 make_context(SCM devs)
 {
     cl_uint n;
-    void **d = handle_array(K_DEVICE, devs, 1, "make-context", &n);
+    void *buf[16];
+    void **d = handle_array(K_DEVICE, devs, 1, "make-context", &n, buf, 16);
     cl_int err = CL_SUCCESS;
     cl_context c;
 
@@ -644,7 +657,7 @@ make_context(SCM devs)
         raise_error("CL_INVALID_VALUE", CL_INVALID_VALUE, "make-context",
                     SCM_BOOL_F, SCM_BOOL_F, "no devices");
     c = clgc_clCreateContext(NULL, n, (cl_device_id *)d, NULL, NULL, &err);
-    free(d);
+    free_array(d, buf);
     CHECK_CL(err, "make-context");
     return wrap(K_CONTEXT, c);
 }
@@ -970,16 +983,17 @@ static SCM
 wait_for_events(SCM events)
 {
     cl_uint n;
-    void **e = handle_array(K_EVENT, events, 1, "wait-for-events", &n);
+    void *buf[16];
+    void **e =
+        handle_array(K_EVENT, events, 1, "wait-for-events", &n, buf, 16);
     cl_int err;
 
     if (n == 0) {
-        free(e);
         raise_error("CL_INVALID_VALUE", CL_INVALID_VALUE, "wait-for-events",
                     SCM_BOOL_F, SCM_BOOL_F, "no events");
     }
     err = clgc_wait_for_events(n, (cl_event *)e);
-    free(e);
+    free_array(e, buf);
     scm_remember_upto_here_1(events);
     raise_pending();
     CHECK_CL(err, "wait-for-events");
@@ -997,14 +1011,15 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
     void *m = unwrap(K_MEM, buffer, 2, who);
     size_t off = 0;
     cl_uint n = 0;
-    void **w;
+    void **w, *buf[16];
     cl_event ev = NULL;
     cl_int err;
 
     validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
     if (!SCM_UNBNDP(offset))
         off = scm_to_size_t(offset);
-    w = handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5, who, &n);
+    w = handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5, who, &n,
+                     buf, 16);
     if (write)
         err = clgc_clEnqueueWriteBuffer(
             q, m, CL_FALSE, off, SCM_BYTEVECTOR_LENGTH(bv),
@@ -1013,7 +1028,7 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
         err = clgc_clEnqueueReadBuffer(
             q, m, CL_FALSE, off, SCM_BYTEVECTOR_LENGTH(bv),
             SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
-    free(w);
+    free_array(w, buf);
     CHECK_CL(err, who);
     err = clgc_wait_for_events(1, &ev);
     clgc_clReleaseEvent(ev);
@@ -1040,8 +1055,10 @@ work_sizes(SCM sizes, size_t out[3], int pos, const char *who)
 {
     int dim = 0;
 
-    if (scm_is_integer(sizes))
-        sizes = scm_list_1(sizes);
+    if (scm_is_integer(sizes)) {
+        out[0] = scm_to_size_t(sizes);
+        return 1;
+    }
     if (scm_ilength(sizes) < 1 || scm_ilength(sizes) > 3)
         scm_wrong_type_arg_msg(who, pos, sizes, "size or list of 1 to 3");
     for (SCM l = sizes; !scm_is_null(l); l = scm_cdr(l))
@@ -1059,7 +1076,7 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
     size_t g[3], l[3];
     int dim = work_sizes(global, g, 3, who), use_local = 0;
     cl_uint n = 0;
-    void **w;
+    void **w, *buf[16];
     cl_event ev = NULL;
     cl_int err;
 
@@ -1070,11 +1087,12 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
                         "local and global sizes differ in dimension");
         use_local = 1;
     }
-    w = handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5, who, &n);
+    w = handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5, who, &n,
+                     buf, 16);
     err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
                                       use_local ? l : NULL, n, (cl_event *)w,
                                       &ev);
-    free(w);
+    free_array(w, buf);
     CHECK_CL(err, who);
     return wrap(K_EVENT, ev);
 }

@@ -107,8 +107,10 @@
   (format #t "regions off: ~a collections during the build, ~a suspensions; ~a during the wait, ~a suspensions; build ~a\n"
           (list-ref r 0) (list-ref r 1) (list-ref r 2) (list-ref r 3)
           (list-ref r 4))
-  (check "regions off: collections during the build" (> (list-ref r 0) 0))
-  (check "regions off: the building thread was suspended by them"
+  ;; The build may fail at the first collection (the SIGXCPU above),
+  ;; before this thread has collected at all: only the gated wait is sure
+  ;; to see collections.
+  (check "regions off: the building thread was suspended by every collection during the build"
          (>= (list-ref r 1) (list-ref r 0)))
   (check "regions off: collections during the wait" (> (list-ref r 2) 0))
   (check "regions off: the waiting thread was suspended by them"

@@ -616,8 +616,10 @@ handle_array(enum kind k, SCM list, int pos, const char *who, cl_uint *n,
     cl_uint i = 0;
 
     *n = 0;
+    /* OpenCL wants NULL for an empty list: a non-NULL list with a count of
+     * 0 is CL_INVALID_EVENT_WAIT_LIST. */
     if (scm_is_false(list) || scm_is_null(list))
-        return buf;
+        return NULL;
     if (SCM_IS_A_P(list, types[k])) {
         buf[0] = unwrap(k, list, pos, who);
         *n = 1;
@@ -826,6 +828,7 @@ build_program(SCM program, SCM options, SCM notify)
         p, 0, NULL, opts, scm_is_true(pair) ? build_notify : NULL,
         scm_is_true(pair) ? SCM_UNPACK_POINTER(pair) : NULL);
     free(opts);
+    guile_clgc_restore_restart_signal();
     scm_remember_upto_here_1(pair);
     if (err != CL_SUCCESS)
         raise_error(cl_error_name(err), err, "build-program",
@@ -847,6 +850,7 @@ make_kernel(SCM program, SCM name)
     validate("make-kernel", scm_is_string(name), name, 2, "string");
     n = scm_to_utf8_string(name);
     k = clgc_clCreateKernel(p, n, &err);
+    guile_clgc_restore_restart_signal();
     free(n);
     CHECK_CL(err, "make-kernel");
     return wrap(K_KERNEL, k);
@@ -984,8 +988,7 @@ wait_for_events(SCM events)
 {
     cl_uint n;
     void *buf[16];
-    void **e =
-        handle_array(K_EVENT, events, 1, "wait-for-events", &n, buf, 16);
+    void **e = handle_array(K_EVENT, events, 1, "wait-for-events", &n, buf, 16);
     cl_int err;
 
     if (n == 0) {
@@ -993,6 +996,7 @@ wait_for_events(SCM events)
                     SCM_BOOL_F, SCM_BOOL_F, "no events");
     }
     err = clgc_wait_for_events(n, (cl_event *)e);
+    guile_clgc_restore_restart_signal();
     free_array(e, buf);
     scm_remember_upto_here_1(events);
     raise_pending();
@@ -1092,6 +1096,7 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
     err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
                                       use_local ? l : NULL, n, (cl_event *)w,
                                       &ev);
+    guile_clgc_restore_restart_signal();
     free_array(w, buf);
     CHECK_CL(err, who);
     return wrap(K_EVENT, ev);

@@ -16,6 +16,10 @@ int guile_clgc_install(void);
 void guile_clgc_set_regions(int on);
 int guile_clgc_regions(void);
 
+/* Put bdwgc's restart-signal handler back if LLVM replaced it (see
+ * runtime.c). Any Guile thread, after a call that may have run LLVM. */
+void guile_clgc_restore_restart_signal(void);
+
 /* The runtime's callback_failed hook (clgc.c): keeps the failure for the
  * calling thread's next wait or drain to raise. */
 void guile_clgc_callback_failed(const clgc_callback_error_t *error, void *data);

@@ -7,6 +7,7 @@
 #include <gc/gc.h>
 #include <libguile.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,30 @@ guile_record_free(void *record, void *data)
     GC_free(record);
 }
 
+/* bdwgc's restart signal is SIGXCPU, fixed when Guile started it. The
+ * LLVM inside PoCL registers a handler of its own for SIGXCPU whenever it
+ * compiles (RemoveFileOnSignal), with SA_RESETHAND, and leaves it there: a
+ * collection then restarts a suspended thread through LLVM's handler,
+ * which deletes the compiler's temporary files and puts bdwgc's handler
+ * back, and while it does, the disposition is SIG_DFL, so a second thread
+ * restarted in the same instant kills the process. The binding puts
+ * bdwgc's handler back itself after the calls that may run LLVM (builds,
+ * kernel creation, launches). */
+static struct sigaction guile_restart_action;
+static int guile_restart_signal;
+
+void
+guile_clgc_restore_restart_signal(void)
+{
+    struct sigaction now;
+
+    if (guile_restart_signal <= 0 ||
+        sigaction(guile_restart_signal, NULL, &now) != 0)
+        return;
+    if (now.sa_handler != guile_restart_action.sa_handler)
+        sigaction(guile_restart_signal, &guile_restart_action, NULL);
+}
+
 int
 guile_clgc_install(void)
 {
@@ -114,6 +139,10 @@ guile_clgc_install(void)
                         strcmp(env, "no") == 0))
         atomic_store(&guile_regions, 0);
     GC_allow_register_threads();
+    guile_restart_signal = GC_get_thr_restart_signal();
+    if (guile_restart_signal > 0 &&
+        sigaction(guile_restart_signal, NULL, &guile_restart_action) != 0)
+        guile_restart_signal = 0;
     return clgc_runtime_install(&rt);
 }
 

@@ -31,12 +31,14 @@ CLGC_GUILE_GCWATCH="$CLGC_GUILE_BUILDDIR/tests/.libs/libguile-clgc-gcwatch"
 GUILE_AUTO_COMPILE=0
 export GUILE_LOAD_PATH GUILE_LOAD_COMPILED_PATH CLGC_GUILE_EXTENSION \
     CLGC_GUILE_GCWATCH GUILE_AUTO_COMPILE
+# CLGC_GUILE_WRAPPER runs guile under another program (valgrind: see
+# `run`).
 # LeakSanitizer is off in guile: it never scans bdwgc's heap, so what
 # Scheme objects alone refer to (Guile's own allocations first) would be
 # reported as leaked. ASan's and UBSan's memory checks stay on.
 if [ -n "$preload" ]; then
     exec env LD_PRELOAD="$preload${LD_PRELOAD:+ $LD_PRELOAD}" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-        "$GUILE" --no-auto-compile -s "$1"
+        $CLGC_GUILE_WRAPPER "$GUILE" --no-auto-compile -s "$1"
 fi
-exec "$GUILE" --no-auto-compile -s "$1"
+exec $CLGC_GUILE_WRAPPER "$GUILE" --no-auto-compile -s "$1"

@@ -243,7 +243,8 @@ enum kind {
     K_KERNEL,
     K_MEM,
     K_EVENT,
-    K_CQ, /* a clgc completion queue */
+    K_CQ,      /* a clgc completion queue */
+    K_CLOSURE, /* a clgc closure (clgc/ffi.h) */
     K_NKINDS
 };
 
@@ -290,6 +291,9 @@ release_handle(enum kind k, void *h)
     case K_EVENT:
         clgc_clReleaseEvent(h);
         break;
+    case K_CLOSURE:
+        /* Only an explicit release frees a closure (see make_closure). */
+        break;
     case K_CQ:
         /* On the finalization thread nobody else drains it; a queue with
          * completions still to come cannot be closed and is left. */
@@ -330,6 +334,7 @@ static const struct {
     [K_MEM] = {"cl-mem", CL_INVALID_MEM_OBJECT, finalize_K_MEM},
     [K_EVENT] = {"cl-event", CL_INVALID_EVENT, finalize_K_EVENT},
     [K_CQ] = {"completion-queue", CLGC_EINVAL, finalize_K_CQ},
+    [K_CLOSURE] = {"closure", CLGC_EINVAL, NULL},
 };
 
 static SCM
@@ -367,6 +372,16 @@ kind_of(SCM obj)
     return -1;
 }
 
+/* A Scheme procedure behind a clgc closure. The closure's memory is
+ * malloc'd, which the collector does not scan, so the procedure is
+ * protected until the closure is released. */
+struct closure {
+    clgc_closure_t *closure;
+    clgc_function_t code;
+    SCM proc;
+    char signature[2 * CLGC_CLOSURE_MAX_ARGS + 4];
+};
+
 static SCM
 release(SCM obj)
 {
@@ -374,6 +389,16 @@ release(SCM obj)
 
     if (k < 0)
         scm_wrong_type_arg_msg("release", 1, obj, "OpenCL object");
+    if (k == K_CLOSURE) {
+        struct closure *c = take_handle(obj);
+
+        if (c != NULL) {
+            clgc_closure_free(c->closure);
+            scm_gc_unprotect_object(c->proc);
+            free(c);
+        }
+        return SCM_UNSPECIFIED;
+    }
     if (k == K_CQ) {
         void *q = scm_foreign_object_ref(obj, 0);
         int err;
@@ -1327,6 +1352,9 @@ command_call(SCM name, SCM args)
                 a[i].value.p = SCM_POINTER_VALUE(v);
             else if (scm_is_bytevector(v) && t == CLGC_CTYPE_POINTER)
                 a[i].value.p = SCM_BYTEVECTOR_CONTENTS(v);
+            else if (SCM_IS_A_P(v, types[K_CLOSURE]))
+                a[i].value.fn =
+                    ((struct closure *)unwrap(K_CLOSURE, v, pos, who))->code;
             else if (t == CLGC_CTYPE_POINTER && (k = kind_of(v)) >= 0)
                 a[i].value.p = unwrap(k, v, pos, who);
             else
@@ -1378,6 +1406,154 @@ pointer_to_object(SCM kind, SCM pointer)
             return wrap(k, SCM_POINTER_VALUE(pointer));
     scm_wrong_type_arg_msg("pointer->object", 1, kind, "object kind symbol");
     return SCM_UNSPECIFIED;
+}
+
+/* ------------------------------------------------------------------------
+ * Closures: a Scheme procedure as a C function pointer of any signature
+ * (clgc/ffi.h), for the generic path. */
+
+static SCM
+c_to_scm(char letter, const void *v)
+{
+    switch (letter) {
+    case 'c':
+        return scm_from_int8(*(const int8_t *)v);
+    case 'C':
+        return scm_from_uint8(*(const uint8_t *)v);
+    case 's':
+        return scm_from_int16(*(const int16_t *)v);
+    case 'S':
+        return scm_from_uint16(*(const uint16_t *)v);
+    case 'i':
+        return scm_from_int32(*(const int32_t *)v);
+    case 'I':
+        return scm_from_uint32(*(const uint32_t *)v);
+    case 'l':
+        return scm_from_int64(*(const int64_t *)v);
+    case 'L':
+        return scm_from_uint64(*(const uint64_t *)v);
+    case 'j':
+        return scm_from_intptr_t(*(const intptr_t *)v);
+    case 'z':
+        return scm_from_size_t(*(const size_t *)v);
+    case 'f':
+        return scm_from_double(*(const float *)v);
+    case 'd':
+        return scm_from_double(*(const double *)v);
+    default: /* p, F */
+        return scm_from_pointer(*(void *const *)v, NULL);
+    }
+}
+
+struct closure_call {
+    struct closure *c;
+    void *result;
+    void *const *args;
+};
+
+static SCM
+closure_body(void *data)
+{
+    struct closure_call *k = data;
+    const char *sig = k->c->signature;
+    const char *a = strchr(sig, '(') + 1;
+    SCM args = SCM_EOL, r;
+    int n = 0;
+
+    for (const char *p = a; *p != ')'; p++)
+        n++;
+    for (int i = n - 1; i >= 0; i--)
+        args = scm_cons(c_to_scm(a[i], k->args[i]), args);
+    r = scm_apply_0(k->c->proc, args);
+    switch (sig[0]) {
+    case 'v':
+        break;
+    case 'f':
+        *(float *)k->result = (float)scm_to_double(r);
+        break;
+    case 'd':
+        *(double *)k->result = scm_to_double(r);
+        break;
+    case 'p':
+    case 'F':
+        *(void **)k->result = scm_is_false(r) ? NULL : SCM_POINTER_VALUE(r);
+        break;
+    case 'c':
+    case 's':
+    case 'i':
+    case 'l':
+    case 'j':
+        *(int64_t *)k->result = scm_to_int64(r);
+        break;
+    default:
+        *(uint64_t *)k->result = scm_to_uint64(r);
+        break;
+    }
+    return SCM_UNSPECIFIED;
+}
+
+static void *
+closure_guarded(void *data)
+{
+    scm_c_catch(SCM_BOOL_T, closure_body, data, call_handler, NULL, NULL, NULL);
+    return NULL;
+}
+
+/* clgc runs this with the runtime active on whichever thread called the
+ * closure's code; scm_with_guile enters Guile proper (a barrier only on a
+ * thread in Guile mode). A non-void result is zeroed first, so that an
+ * exception (reported through clgc_callback_fail) returns 0 to C. */
+static void
+closure_handler(void *result, void *const *args, void *data)
+{
+    struct closure_call k = {data, result, args};
+
+    memset(result, 0, sizeof(clgc_value_t));
+    scm_with_guile(closure_guarded, &k);
+}
+
+/* (make-closure signature proc) -> closure: (closure-pointer c) is a C
+ * function of that signature ("v(pip)", clgc/ffi.h) that calls proc
+ * with the arguments converted (integers, reals, pointers). Freed only by
+ * (release c), once C can no longer call it. */
+static SCM
+make_closure(SCM signature, SCM proc)
+{
+    struct closure *c;
+    char *sig;
+    int err;
+
+    validate("make-closure", scm_is_string(signature), signature, 1, "string");
+    validate("make-closure", scm_is_true(scm_procedure_p(proc)), proc, 2,
+             "procedure");
+    c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        raise_clgc(CLGC_ENOMEM, "make-closure");
+    sig = scm_to_utf8_string(signature);
+    if (strlen(sig) >= sizeof(c->signature)) {
+        free(sig);
+        free(c);
+        raise_clgc(CLGC_ESIGNATURE, "make-closure");
+    }
+    strcpy(c->signature, sig);
+    free(sig);
+    c->proc = proc;
+    err = clgc_closure_create(c->signature, closure_handler, c, &c->closure,
+                              &c->code);
+    if (err != CLGC_OK) {
+        free(c);
+        raise_clgc(err, "make-closure");
+    }
+    scm_gc_protect_object(proc);
+    return wrap(K_CLOSURE, c);
+}
+
+static SCM
+closure_pointer(SCM closure)
+{
+    struct closure *c = unwrap(K_CLOSURE, closure, 1, "closure-pointer");
+
+    return scm_from_pointer((void *)c->code, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -1473,6 +1649,8 @@ scm_init_clgc(void)
     scm_c_define_gsubr("handle->pointer", 1, 0, 0, handle_pointer);
     scm_c_define_gsubr("pointer->object", 2, 0, 0, pointer_to_object);
     scm_c_define_gsubr("command-call", 1, 0, 1, command_call);
+    scm_c_define_gsubr("make-closure", 2, 0, 0, make_closure);
+    scm_c_define_gsubr("closure-pointer", 1, 0, 0, closure_pointer);
     scm_c_define_gsubr("set-safe-regions!", 1, 0, 0, set_safe_regions);
     scm_c_define_gsubr("safe-regions?", 0, 0, 0, safe_regions_p);
     scm_c_define_gsubr("runtime-name", 0, 0, 0, runtime_name);

@@ -36,4 +36,61 @@
        (= -36 (command-call "clFinish" #f))) ; CL_INVALID_COMMAND_QUEUE
 (release buf)
 (check "released" (released? buf))
+
+;; A closure: a Scheme procedure as a C callback of any signature.
+(define destroyed '())
+(define on-destroy
+  (make-closure "v(pp)" (lambda (mem data)
+                          (set! destroyed (cons (pointer-address data)
+                                                destroyed)))))
+(define buf2 (make-buffer context '(read-write) 64))
+(check "clSetMemObjectDestructorCallback with a closure"
+       (= 0 (command-call "clSetMemObjectDestructorCallback" buf2 on-destroy
+                          (make-pointer 42))))
+(release buf2)
+(check "the closure ran when the buffer went, with its data"
+       (equal? destroyed '(42)))
+
+;; On PoCL's thread: an event callback given as a closure's code.
+(use-modules (ice-9 threads))
+(define lock (make-mutex))
+(define cv (make-condition-variable))
+(define where #f)
+(define on-event
+  (make-closure "v(pip)"
+                (lambda (event status data)
+                  (with-mutex lock
+                    (set! where (current-thread))
+                    (signal-condition-variable cv)))))
+(define program (build-program (make-program context saxpy-source)))
+(define kernel (make-kernel program "saxpy"))
+(define b (make-buffer context '(read-write) 64))
+(set-kernel-args! kernel '(1.0 . float) b b)
+(define gate (make-user-event context))
+(define ev (enqueue-kernel queue kernel 16 #f (list gate)))
+(check "clSetEventCallback with a closure"
+       (= 0 (command-call "clSetEventCallback" ev 0 on-event #f)))
+(flush queue)
+(set-user-event-status! gate 'complete)
+(with-mutex lock
+  (let loop () (unless where (wait-condition-variable cv lock) (loop))))
+(check "the closure ran on another thread with Guile entered"
+       (not (eq? where (current-thread))))
+(wait-for-events (list ev))
+
+;; A closure that raises: reported, raised at the next wait.
+(define bad (make-closure "v(pp)" (lambda (mem data) (error "closure boom"))))
+(define buf3 (make-buffer context '(read-write) 64))
+(command-call "clSetMemObjectDestructorCallback" buf3 bad #f)
+(release buf3)
+(check-raises "a closure's exception is raised at the next wait"
+              (lambda (e) (and (clgc-error? e)
+                               (equal? (clgc-error-name e) "CLGC_ECALLBACK")))
+              (lambda () (wait-for-events (list ev))))
+(check-raises "a bad signature" (lambda (e) (and (clgc-error? e)
+                                   (equal? (clgc-error-name e) "CLGC_ESIGNATURE")))
+              (lambda () (make-closure "v(q)" (lambda () #t))))
+(for-each release (list on-destroy on-event bad))
+(check-raises "a released closure" clgc-error?
+              (lambda () (closure-pointer bad)))
 (test-exit)

@@ -109,8 +109,8 @@ raiser(void)
     static SCM var = SCM_BOOL_F;
 
     if (scm_is_false(var))
-        var = scm_c_module_lookup(scm_c_resolve_module("clgc"),
-                                  "%raise-clgc-error");
+        var = scm_gc_protect_object(scm_c_module_lookup(
+            scm_c_resolve_module("clgc"), "%raise-clgc-error"));
     return scm_variable_ref(var);
 }
 
@@ -1594,9 +1594,12 @@ scm_init_clgc(void)
     int err;
 
     for (int k = 0; k < K_NKINDS; k++)
-        types[k] = scm_make_foreign_object_type(
+        /* Protected: whether bdwgc scans this library's static data
+         * depends on how Guile set it up, and a type must outlive its
+         * last instance's finalizer. */
+        types[k] = scm_gc_protect_object(scm_make_foreign_object_type(
             scm_from_utf8_symbol(kinds[k].name),
-            scm_list_1(scm_from_utf8_symbol("handle")), kinds[k].finalizer);
+            scm_list_1(scm_from_utf8_symbol("handle")), kinds[k].finalizer));
 
     /* The extension is loaded on a Guile thread (the main thread, in a
      * program that loads (clgc) first): it installs the runtime before

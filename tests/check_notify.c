@@ -560,7 +560,9 @@ clgc_make_notify_suite(void)
     tcase_add_test(tc, delivered_failure_lets_go_of_its_event);
     tcase_add_test(tc, handlers_may_report_failures);
     tcase_add_test(tc, callbacks_on_failed_events_end);
-    tcase_add_test(tc, a_forked_child_has_a_watcher_of_its_own);
+    test_add_pocl_test(tc, a_forked_child_has_a_watcher_of_its_own,
+                       "a forked child runs OpenCL: PoCL allows it, CUDA "
+                       "does not");
     tcase_add_test(tc, failures_race_completions);
     suite_add_tcase(s, tc);
     return s;

@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +85,7 @@ static __thread unsigned clgc__slot_hint;
 #define CLGC__SPIN_NS 2000L
 #define CLGC__BACKOFF_MIN_NS 10000L
 #define CLGC__BACKOFF_MAX_NS 1000000L
+#define CLGC__SLACK_NS 1000
 
 struct clgc__wait_args {
     cl_uint n;
@@ -329,14 +331,45 @@ clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
     }
 }
 
+/* Register the wait's callback on every event, then count down the
+ * waiter's own share. Returns 1 if that was the last: every callback has
+ * fired already. *refused: some event refused the callback (counted down
+ * for it, as it will never come). */
+static int
+clgc__register(struct clgc__wait_slot *w, uint32_t gen, void *handle, cl_uint n,
+               const cl_event *events, int *refused)
+{
+    for (cl_uint i = 0; i < n; i++) {
+        if (clSetEventCallback(events[i], CL_COMPLETE, clgc__wait_fired,
+                               handle) != CL_SUCCESS) {
+            clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
+            *refused = 1;
+        }
+    }
+    return clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
+}
+
+/* A polling wait's callbacks: registered before it polls (the waits that
+ * teach the learner), or only once it has waited CLGC__BACKOFF_MAX_NS, as
+ * a backstop that can cut its longest sleeps short (on a driver learned
+ * late: a short wait then costs no registration, nor a late callback). */
+struct clgc__backstop {
+    uint32_t gen;
+    void *handle;
+    int registered;
+};
+
 /* The backoff schedule (CLGC__SPIN_NS and on): sleep until the last
  * callback has fired or the waiter's own look finds the events done,
  * whichever comes first. 1 if the look did. */
 static int
-clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
-                    const cl_event *events, long start)
+clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
+                    struct clgc__wait_args *a, struct clgc__backstop *b)
 {
+    cl_uint n = a->n;
+    const cl_event *events = a->events;
     long now, interval;
+    int slack, done = 0, refused = 0;
 
     do {
         if (clgc__slot_fired(w))
@@ -344,78 +377,89 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
         if (clgc__events_done(n, events))
             return 1;
         now = clgc__now_ns();
-    } while (now - start < CLGC__SPIN_NS);
-    for (;;) {
+    } while (now - a->start < CLGC__SPIN_NS);
+    /* The kernel's timer slack (50 us by default) would add that much to
+     * every short sleep: the thread's is lowered while it polls. */
+    slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (slack > CLGC__SLACK_NS)
+        prctl(PR_SET_TIMERSLACK, CLGC__SLACK_NS, 0, 0, 0);
+    while (!done) {
         struct timespec ts;
 
-        interval = (now - start) / 8;
+        interval = (now - a->start) / 8;
         if (interval < CLGC__BACKOFF_MIN_NS)
             interval = CLGC__BACKOFF_MIN_NS;
-        else if (interval > CLGC__BACKOFF_MAX_NS)
+        else if (interval >= CLGC__BACKOFF_MAX_NS) {
             interval = CLGC__BACKOFF_MAX_NS;
+            if (!b->registered) {
+                b->registered = 1;
+                if (clgc__register(w, b->gen, b->handle, n, events, &refused))
+                    break;
+            }
+        }
         ts = (struct timespec){0, interval};
         if (clgc__slot_fired(w))
-            return 0;
+            break;
         syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
         if (clgc__slot_fired(w))
-            return 0;
-        if (clgc__events_done(n, events))
-            return 1;
+            break;
+        done = clgc__events_done(n, events);
         now = clgc__now_ns();
         seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
     }
+    if (slack > CLGC__SLACK_NS)
+        prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0);
+    return done;
 }
 
-/* Register a callback on every event and sleep until they are done: until
- * the last callback, or on a platform that polls (platform >= 0), until
- * the callback or a look. Returns the path, or CLGC_WAIT_PATH_NONE if
- * there was no slot or some event refused the callback: the caller then
- * falls back to the driver's wait. *key: what the callbacks were given. */
+/* Sleep until the events are done: polls 0, register a callback on every
+ * event and sleep until the last one; polls 1 or 2 (clgc__driver_polls),
+ * poll on the backoff schedule with the callbacks as a backstop, which
+ * teach the learner with polls 2. Returns the path, or
+ * CLGC_WAIT_PATH_NONE if there was no slot, or if some event refused the
+ * callback the sleep needed: the caller then falls back to the driver's
+ * wait. *key: what the callbacks were given. */
 static clgc_wait_path_t
-clgc__sleep_until_fired(struct clgc__wait_args *a, int platform, uintptr_t *key)
+clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
+                        uintptr_t *key)
 {
-    cl_uint n = a->n;
-    const cl_event *events = a->events;
     clgc_wait_path_t path = CLGC_WAIT_PATH_CALLBACK;
     struct clgc__wait_slot *w = clgc__slot_take();
-    int all_registered = 1;
+    struct clgc__backstop b = {0, NULL, 0};
+    int refused = 0;
     unsigned seq;
-    uint32_t gen;
-    void *handle;
 
     if (w == NULL)
         return CLGC_WAIT_PATH_NONE;
     /* The futex word before anything can move it: a kick from here on
      * makes the first sleep return at once. */
     seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
-    gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
-    handle = (void *)(((uintptr_t)gen << CLGC__HANDLE_SHIFT) |
-                      (uintptr_t)(w - clgc__slots));
-    if (platform >= 0)
-        handle = (void *)((uintptr_t)handle | CLGC__MEASURED |
-                          (uintptr_t)platform << CLGC__PLATFORM_SHIFT);
-    *key = (uintptr_t)handle;
-    __atomic_store_n(&w->state, ((uint64_t)gen << 32) | ((uint64_t)n + 1),
+    b.gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
+    b.handle = (void *)(((uintptr_t)b.gen << CLGC__HANDLE_SHIFT) |
+                        (uintptr_t)(w - clgc__slots));
+    if (polls == 2)
+        b.handle = (void *)((uintptr_t)b.handle | CLGC__MEASURED |
+                            (uintptr_t)platform << CLGC__PLATFORM_SHIFT);
+    *key = (uintptr_t)b.handle;
+    __atomic_store_n(&w->state, ((uint64_t)b.gen << 32) | ((uint64_t)a->n + 1),
                      __ATOMIC_RELEASE);
-    for (cl_uint i = 0; i < n; i++) {
-        if (clSetEventCallback(events[i], CL_COMPLETE, clgc__wait_fired,
-                               handle) != CL_SUCCESS) {
-            clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
-            all_registered = 0;
-        }
+    if (polls != 1) {
+        b.registered = 1;
+        /* If the waiter's share is the last, every callback has fired. */
+        if (clgc__register(w, b.gen, b.handle, a->n, a->events, &refused))
+            goto out;
     }
-    /* The waiter's own share: if it is the last, every callback has
-     * already fired. */
-    if (!clgc__slot_count_down(w, gen & CLGC__GEN_MASK) && all_registered) {
-        if (platform < 0)
-            clgc__sleep(w, seq, n, events);
-        else if (clgc__sleep_backoff(w, seq, n, events, a->start))
-            path = CLGC_WAIT_PATH_BACKOFF;
-        else
-            clgc__driver_prompt(platform);
+    if (polls == 0) {
+        if (!refused)
+            clgc__sleep(w, seq, a->n, a->events);
+    } else if (clgc__sleep_backoff(w, seq, a, &b)) {
+        path = CLGC_WAIT_PATH_BACKOFF;
+    } else if (polls == 2) {
+        clgc__driver_prompt(platform);
     }
-    clgc__slot_give_back(w, gen);
-    return all_registered ? path : CLGC_WAIT_PATH_NONE;
+out:
+    clgc__slot_give_back(w, b.gen);
+    return polls == 0 && refused ? CLGC_WAIT_PATH_NONE : path;
 }
 
 static void *
@@ -424,7 +468,7 @@ clgc__wait_body(void *p)
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
     uintptr_t key = 0;
-    int platform = 0;
+    int platform = 0, polls = 0;
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret != CL_SUCCESS)
@@ -432,8 +476,8 @@ clgc__wait_body(void *p)
     if (!clgc__poll(a, atomic_load(&clgc__poll_ns))) {
         /* One platform: the flush refused events of two contexts. */
         platform = clgc__driver_of(a->events[0]);
-        path = clgc__sleep_until_fired(
-            a, clgc__driver_polls(platform) ? platform : -1, &key);
+        polls = clgc__driver_polls(platform);
+        path = clgc__sleep_until_fired(a, polls, platform, &key);
         if (path == CLGC_WAIT_PATH_NONE) {
             clWaitForEvents(a->n, a->events);
             path = CLGC_WAIT_PATH_BLOCKING;
@@ -443,7 +487,7 @@ clgc__wait_body(void *p)
     a->ret = clgc__events_outcome(a->n, a->events);
     /* The look came first, and the commands completed (a failed one may
      * never be called back for): leave a probe for the callbacks. */
-    if (path == CLGC_WAIT_PATH_BACKOFF && a->ret == CL_SUCCESS)
+    if (path == CLGC_WAIT_PATH_BACKOFF && polls == 2 && a->ret == CL_SUCCESS)
         clgc__driver_probe(platform, key);
     return NULL;
 }

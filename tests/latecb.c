@@ -107,12 +107,15 @@ trampoline(cl_event event, cl_int status, void *p)
     l->next = NULL;
     pthread_mutex_lock(&lock);
     atomic_fetch_add(&held, 1);
-    if (tail != NULL)
+    /* The delivery thread waits for the head: a callback behind it is
+     * due later (or held as it is), and needs no wakeup. */
+    if (tail != NULL) {
         tail->next = l;
-    else
+    } else {
         head = l;
+        pthread_cond_broadcast(&cond);
+    }
     tail = l;
-    pthread_cond_broadcast(&cond);
     pthread_mutex_unlock(&lock);
 }
 

@@ -34,6 +34,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct late *head, *tail; /* made by the driver, not delivered */
 static int releasing, running;
 static atomic_long delay_ms, held, delivered, unmade;
+static cl_int(CL_API_CALL *real)(cl_event, cl_int, event_fn, void *);
 
 static long
 now_ns(void)
@@ -88,6 +89,7 @@ init(void)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&cond, &attr);
     pthread_condattr_destroy(&attr);
+    *(void **)&real = dlsym(RTLD_NEXT, "clSetEventCallback");
     if (ms != NULL)
         atomic_store(&delay_ms, atol(ms));
 }
@@ -122,13 +124,12 @@ trampoline(cl_event event, cl_int status, void *p)
 cl_int CL_API_CALL
 clSetEventCallback(cl_event event, cl_int type, event_fn fn, void *data)
 {
-    static cl_int(CL_API_CALL * real)(cl_event, cl_int, event_fn, void *);
     struct late *l;
     cl_int err;
 
     pthread_once(&once, init);
     if (real == NULL)
-        *(void **)&real = dlsym(RTLD_NEXT, "clSetEventCallback");
+        return CL_INVALID_OPERATION;
     if (atomic_load(&delay_ms) == 0 || fn == NULL)
         return real(event, type, fn, data);
     l = calloc(1, sizeof(*l));

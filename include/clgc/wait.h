@@ -9,10 +9,10 @@
  * asks PoCL for a completion callback and sleeps inside a safe region until
  * the last one fires (or, on a driver whose callbacks come late, polls on
  * a backoff schedule: clgc_wait_set_strategy): a collection, or another
- * task of the runtime, runs meanwhile. It allocates nothing: the wait's record is a slot of a
- * static pool (with more than 512 waits at once the rest fall back to a
- * plain clWaitForEvents in a safe region), free again the moment its wait
- * returns: the callbacks hold a handle (slot and generation), so one that
+ * task of the runtime, runs meanwhile. It allocates nothing: the wait's record
+ * is a slot of a static pool (with more than 512 waits at once the rest fall
+ * back to a plain clWaitForEvents in a safe region), free again the moment its
+ * wait returns: the callbacks hold a handle (slot and generation), so one that
  * comes late, or never, touches nothing.
  *
  * After fork(), a child may use user events, waits and notifications on

@@ -1,7 +1,8 @@
 /* clgc-bench wait: waiting strategies on the real device, in one process
  * (no runtime installed), as ratios against the raw clWaitForEvents.
  *
- *   clgc-bench wait [--samples N]
+ *   clgc-bench wait [--samples N] [--platform NAME] [--late-ms MS]
+ *                   [--strategy learn|callback|backoff]
  *
  * For saxpy over 64 and 4096 items, a kernel of about 1 ms and one of
  * about 100 ms, each launch is waited for by:
@@ -15,7 +16,15 @@
  * and the table gives the wall time of a launch and wait, and the CPU time
  * the waiting thread spent (RUSAGE_THREAD), each the median over the
  * samples of the mean over a sample's launches. A first table shows the
- * polling budgets behind clgc's default, on saxpy over 4096 items. */
+ * polling budgets behind clgc's default, on saxpy over 4096 items.
+ *
+ * --platform picks the first platform whose name contains NAME (default:
+ * the loader's first). --late-ms runs the whole benchmark with every
+ * completion callback delayed MS milliseconds by the late-callback
+ * vehicle (tests/latecb.c, linked in: without the option it passes the
+ * callbacks through untouched), as NVIDIA's OpenCL delivers them.
+ * --strategy sets clgc_wait_set_strategy. The last lines say what clgc
+ * learned of each platform's callbacks (clgc_wait_driver_info). */
 
 #define _GNU_SOURCE
 #include <poll.h>
@@ -26,6 +35,7 @@
 
 #include "bench.h"
 #include "clgc.h"
+#include "../tests/latecb.h"
 
 static const char *src =
     "__kernel void saxpy(float a, __global const float *x,\n"
@@ -193,10 +203,70 @@ budgets(struct launch *l, int samples)
     }
 }
 
+static const char *
+learned_name(clgc_wait_driver_t d)
+{
+    return d == CLGC_WAIT_DRIVER_PROMPT ? "prompt"
+           : d == CLGC_WAIT_DRIVER_LATE ? "late"
+                                        : "learning";
+}
+
+/* What clgc learned of each platform's callbacks. */
+static void
+print_learned(void)
+{
+    cl_platform_id ids[16];
+    cl_uint n = 0;
+
+    printf("\n# what clgc learned of each platform's completion callbacks\n");
+    if (clGetPlatformIDs(16, ids, &n) != CL_SUCCESS)
+        return;
+    for (cl_uint i = 0; i < n && i < 16; i++) {
+        clgc_wait_driver_info_t info;
+        char name[128] = "?";
+
+        clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof(name), name, NULL);
+        if (clgc_wait_driver_info(ids[i], &info) != CLGC_OK)
+            continue;
+        printf("%-32s %-8s waits by %-8s prompt %u late %u lateness "
+               "median %.1f us\n",
+               name, learned_name(info.learned),
+               info.strategy == CLGC_WAIT_BACKOFF ? "backoff" : "callback",
+               info.prompt, info.late,
+               info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3);
+    }
+}
+
+/* The first platform whose name contains `want` (NULL: the first). */
+static int
+pick_platform(const char *want, cl_platform_id *platform)
+{
+    cl_platform_id ids[16];
+    cl_uint n = 0;
+
+    if (clGetPlatformIDs(16, ids, &n) != CL_SUCCESS || n == 0)
+        return 0;
+    for (cl_uint i = 0; i < n && i < 16; i++) {
+        char name[256] = "";
+
+        clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof(name), name, NULL);
+        if (want == NULL || strstr(name, want) != NULL) {
+            *platform = ids[i];
+            printf("# platform: %s\n", name);
+            return 1;
+        }
+    }
+    fprintf(stderr, "clgc-bench wait: no platform named like \"%s\"\n", want);
+    return 0;
+}
+
 int
 bench_wait(int argc, char **argv)
 {
     int samples = 21, n;
+    const char *want = NULL;
+    long late_ms = 0;
+    int strategy = -1;
     float a = 2.0f;
     struct launch l = {0};
     cl_kernel saxpy, spin;
@@ -210,14 +280,35 @@ bench_wait(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
             samples = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: clgc-bench wait [--samples N]\n");
+        else if (strcmp(argv[i], "--platform") == 0 && i + 1 < argc)
+            want = argv[++i];
+        else if (strcmp(argv[i], "--late-ms") == 0 && i + 1 < argc)
+            late_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
+            i++;
+            strategy = strcmp(argv[i], "learn") == 0      ? CLGC_WAIT_LEARN
+                       : strcmp(argv[i], "callback") == 0 ? CLGC_WAIT_CALLBACK
+                       : strcmp(argv[i], "backoff") == 0  ? CLGC_WAIT_BACKOFF
+                                                          : -2;
+        } else
+            strategy = -2;
+        if (strategy == -2) {
+            fprintf(stderr, "usage: clgc-bench wait [--samples N] [--platform "
+                            "NAME] [--late-ms MS] [--strategy "
+                            "learn|callback|backoff]\n");
             return 2;
         }
     }
-    if (samples < 1 || samples > 64)
+    if (samples < 1 || samples > 64 || late_ms < 0)
         return 2;
-    if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
+    if (late_ms > 0) {
+        latecb_set_ms(late_ms);
+        printf("# every completion callback delayed %ld ms (tests/latecb.c)\n",
+               late_ms);
+    }
+    if (strategy >= 0)
+        clgc_wait_set_strategy((clgc_wait_strategy_t)strategy);
+    if (!pick_platform(want, &platform) ||
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) != 0)
         return 1;
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
@@ -260,6 +351,7 @@ bench_wait(int argc, char **argv)
     n = calibrate(&l, 100000);
     clSetKernelArg(spin, 1, sizeof(n), &n);
     table("spin ~100 ms", &l, samples < 5 ? samples : 5, 1);
+    print_learned();
 
     clgc_queue_close(l.cq);
     clReleaseMemObject(x);

@@ -243,9 +243,10 @@ EXPORTS = {
             # command metadata
             "clgc_command_at", "clgc_command_count", "clgc_command_find",
             # waits and notifications
-            "clgc_event_notify", "clgc_wait_for_events",
-            "clgc_wait_get_poll_ns", "clgc_wait_last_path",
-            "clgc_wait_set_mode", "clgc_wait_set_poll_ns",
+            "clgc_event_notify", "clgc_wait_driver_info",
+            "clgc_wait_for_events", "clgc_wait_get_poll_ns",
+            "clgc_wait_last_path", "clgc_wait_set_mode",
+            "clgc_wait_set_poll_ns", "clgc_wait_set_strategy",
             # completion queues
             "clgc_event_post", "clgc_queue_close", "clgc_queue_create",
             "clgc_queue_drain", "clgc_queue_fd", "clgc_queue_post",

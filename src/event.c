@@ -5,6 +5,12 @@
  * Everything here is a plain OpenCL query on the calling thread, made
  * wherever the caller is (inside a safe region, for the waits). */
 
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "internal.h"
 
 cl_int
@@ -66,4 +72,230 @@ clgc__events_outcome(cl_uint n, const cl_event *events)
         if (clgc__event_status(events[i]) < 0)
             return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     return CL_SUCCESS;
+}
+
+/* What clgc learns of each platform's completion callbacks.
+ *
+ * Some drivers call back long after the status says complete (NVIDIA's
+ * OpenCL: 10 to 20 ms), and a wait that sleeps until the callback is then
+ * that much late. A wait that polls sees it; so a platform is learned
+ * from the waits (and the watcher's looks) that poll while it is not
+ * known yet:
+ *
+ * - a callback that wakes the poller before its own look saw the events
+ *   done is a prompt sample (lateness 0);
+ * - when a look wins, the poller leaves a probe on the platform (one at a
+ *   time): its key and the time. The callback of that key, when it
+ *   comes, measures its lateness: under CLGC__LATE_NS is prompt, more is
+ *   late. A probe still there CLGC__LATE_NS after it was left counts late
+ *   when the next look wins (the callback is at least that late, or never
+ *   comes), and the new look leaves its probe instead.
+ *
+ * After CLGC__LEARN_SAMPLES samples the platform is late if most were,
+ * else prompt; that stays (clgc_wait_set_strategy(CLGC_WAIT_LEARN) starts
+ * over). Only commands that completed leave probes: PoCL never calls back
+ * for a failed user event, which is not lateness.
+ *
+ * A platform is found from an object's dispatch pointer (platform.c), no
+ * query: platforms of one ICD share a dispatch table, and so share what is
+ * learned, as they share the driver's callback machinery. */
+
+#define CLGC__LATE_NS 1000000L
+#define CLGC__LEARN_SAMPLES 8
+
+struct clgc__driver {
+    atomic_int learned; /* clgc_wait_driver_t */
+    atomic_uint prompt, late;
+    atomic_int lock; /* the probe and the lateness samples */
+    uintptr_t probe; /* 0: none */
+    long probe_ns;
+    long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
+    unsigned nlateness;
+};
+
+static struct clgc__driver clgc__drivers[CLGC__MAX_PLATFORMS];
+static atomic_int clgc__strategy = CLGC_WAIT_LEARN;
+static pthread_once_t clgc__strategy_once = PTHREAD_ONCE_INIT;
+
+static void
+clgc__strategy_init(void)
+{
+    const char *s = getenv("CLGC_WAIT_STRATEGY");
+
+    if (s == NULL)
+        return;
+    if (strcmp(s, "callback") == 0)
+        atomic_store(&clgc__strategy, CLGC_WAIT_CALLBACK);
+    else if (strcmp(s, "backoff") == 0)
+        atomic_store(&clgc__strategy, CLGC_WAIT_BACKOFF);
+}
+
+static long
+clgc__driver_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void
+clgc__driver_lock(struct clgc__driver *d)
+{
+    int no = 0;
+
+    while (!atomic_compare_exchange_weak_explicit(
+        &d->lock, &no, 1, memory_order_acquire, memory_order_relaxed))
+        no = 0;
+}
+
+static void
+clgc__driver_unlock(struct clgc__driver *d)
+{
+    atomic_store_explicit(&d->lock, 0, memory_order_release);
+}
+
+void
+clgc__strategy_set(clgc_wait_strategy_t s)
+{
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    atomic_store(&clgc__strategy, s);
+    if (s != CLGC_WAIT_LEARN)
+        return;
+    for (int i = 0; i < CLGC__MAX_PLATFORMS; i++) {
+        struct clgc__driver *d = &clgc__drivers[i];
+
+        clgc__driver_lock(d);
+        atomic_store(&d->learned, CLGC_WAIT_DRIVER_LEARNING);
+        atomic_store(&d->prompt, 0);
+        atomic_store(&d->late, 0);
+        __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+        d->nlateness = 0;
+        clgc__driver_unlock(d);
+    }
+}
+
+int
+clgc__driver_of(const void *object)
+{
+    int i;
+
+    if (object == NULL) /* the registration will refuse it */
+        return 0;
+    i = clgc__platform_index(clgc__dispatch_of(object));
+    return i >= 0 ? i : 0;
+}
+
+int
+clgc__driver_polls(int platform)
+{
+    int s;
+
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    s = atomic_load_explicit(&clgc__strategy, memory_order_relaxed);
+    if (CLGC_LIKELY(s == CLGC_WAIT_LEARN))
+        switch (atomic_load_explicit(&clgc__drivers[platform].learned,
+                                     memory_order_relaxed)) {
+        case CLGC_WAIT_DRIVER_PROMPT:
+            return 0;
+        case CLGC_WAIT_DRIVER_LATE:
+            return 1;
+        default:
+            return 2;
+        }
+    return s == CLGC_WAIT_BACKOFF;
+}
+
+/* Under d's lock: one sample. */
+static void
+clgc__driver_sample(struct clgc__driver *d, long lateness)
+{
+    unsigned prompt, late;
+
+    d->lateness[d->nlateness++ % CLGC__LEARN_SAMPLES] = lateness;
+    if (lateness >= CLGC__LATE_NS)
+        late = atomic_fetch_add(&d->late, 1) + 1,
+        prompt = atomic_load(&d->prompt);
+    else
+        prompt = atomic_fetch_add(&d->prompt, 1) + 1,
+        late = atomic_load(&d->late);
+    if (prompt + late == CLGC__LEARN_SAMPLES &&
+        atomic_load(&d->learned) == CLGC_WAIT_DRIVER_LEARNING)
+        atomic_store(&d->learned, late > prompt ? CLGC_WAIT_DRIVER_LATE
+                                                : CLGC_WAIT_DRIVER_PROMPT);
+}
+
+void
+clgc__driver_prompt(int platform)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+
+    clgc__driver_lock(d);
+    clgc__driver_sample(d, 0);
+    clgc__driver_unlock(d);
+}
+
+void
+clgc__driver_probe(int platform, uintptr_t key)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    long now = clgc__driver_now();
+
+    clgc__driver_lock(d);
+    if (d->probe != 0 && now - d->probe_ns >= CLGC__LATE_NS) {
+        clgc__driver_sample(d, now - d->probe_ns);
+        __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+    }
+    if (d->probe == 0) {
+        __atomic_store_n(&d->probe, key, __ATOMIC_RELAXED);
+        d->probe_ns = now;
+    }
+    clgc__driver_unlock(d);
+}
+
+void
+clgc__driver_called(int platform, uintptr_t key)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    long now;
+
+    /* Most callbacks are not a probe's: no lock for them. A stale read
+     * only skips a sample or takes the lock for nothing. */
+    if (__atomic_load_n(&d->probe, __ATOMIC_RELAXED) != key)
+        return;
+    now = clgc__driver_now();
+    clgc__driver_lock(d);
+    if (d->probe == key) {
+        clgc__driver_sample(d, now - d->probe_ns);
+        __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+    }
+    clgc__driver_unlock(d);
+}
+
+static int
+clgc__long_cmp(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+
+    return (x > y) - (x < y);
+}
+
+void
+clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    long l[CLGC__LEARN_SAMPLES];
+    unsigned n;
+
+    clgc__driver_lock(d);
+    n = d->nlateness < CLGC__LEARN_SAMPLES ? d->nlateness : CLGC__LEARN_SAMPLES;
+    memcpy(l, d->lateness, n * sizeof(l[0]));
+    info->learned = (clgc_wait_driver_t)atomic_load(&d->learned);
+    info->prompt = atomic_load(&d->prompt);
+    info->late = atomic_load(&d->late);
+    clgc__driver_unlock(d);
+    qsort(l, n, sizeof(l[0]), clgc__long_cmp);
+    info->lateness_ns = n > 0 ? l[n / 2] : -1;
+    info->strategy =
+        clgc__driver_polls(platform) ? CLGC_WAIT_BACKOFF : CLGC_WAIT_CALLBACK;
 }

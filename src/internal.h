@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "clgc.h"
 
@@ -295,6 +296,24 @@ int clgc__events_done(cl_uint n, const cl_event *events);
  * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if one failed. */
 cl_int clgc__events_outcome(cl_uint n, const cl_event *events);
 
+/* What clgc learns of each platform's callbacks (event.c): the index of
+ * an object's platform (0 for an unknown one), whether its events are
+ * polled (the strategy, or what was learned), and the samples that teach
+ * it. A key names what polled (a wait's handle, a watch's id), as its
+ * callbacks' user_data does. Any thread; nothing allocates. */
+int clgc__driver_of(const void *object);
+/* 0: its events are waited for by callback; 1: polled (learned late, or
+ * CLGC_WAIT_BACKOFF); 2: polled while it is learned. */
+int clgc__driver_polls(int platform);
+/* A callback came before the poller's own look saw its events done. */
+void clgc__driver_prompt(int platform);
+/* A poller's look saw the events of key complete before their callback. */
+void clgc__driver_probe(int platform, uintptr_t key);
+/* key's callback came (after its poller returned, or not). */
+void clgc__driver_called(int platform, uintptr_t key);
+void clgc__driver_info(int platform, clgc_wait_driver_info_t *info);
+void clgc__strategy_set(clgc_wait_strategy_t strategy);
+
 /* The watcher (watch.c): an event callback that is sure to come, even where
  * PoCL never calls back (a user event set to an error, and the commands
  * that depend on it). A watch is delivered exactly once, by
@@ -345,14 +364,13 @@ void clgc__queue_deferring(clgc_queue_t *q, int n);
  * registration: the user's function and data, and what the generated
  * trampoline needs to call it. */
 enum clgc__lifetime {
-    CLGC__ONCE,    /* called at most once; deferrable */
+    CLGC__ONCE,     /* called at most once; deferrable */
     CLGC__ONCE_NOW, /* called at most once, never deferred */
-    CLGC__CONTEXT  /* called any number of times until its context goes */
+    CLGC__CONTEXT   /* called any number of times until its context goes */
 };
 
 struct clgc__callback;
-typedef void (*clgc__run_fn)(const struct clgc__callback *cb,
-                             const void *args);
+typedef void (*clgc__run_fn)(const struct clgc__callback *cb, const void *args);
 
 struct clgc__callback {
     struct clgc__item item; /* in a queue, when deferred */
@@ -381,8 +399,7 @@ void clgc__callback_registered(struct clgc__callback *cb, int ok,
                                cl_context context);
 /* A record for clEnqueueNativeKernel's function fn, which has no user
  * data: *code is a one-shot closure that calls it. NULL if out of memory. */
-struct clgc__callback *clgc__native_new(const char *command,
-                                        clgc_function_t fn,
+struct clgc__callback *clgc__native_new(const char *command, clgc_function_t fn,
                                         clgc_function_t *code);
 /* A trampoline was called with a call's arguments (argsize bytes). */
 void clgc__callback_fire(struct clgc__callback *cb, const void *args);

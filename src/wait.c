@@ -21,13 +21,20 @@
  * then to look at the events itself (clgc__sleep), and at once when a
  * failure is set through clgc_clSetUserEventStatus, so a callback that
  * never comes cannot hold it. Only more than 512 waits at once fall back
- * to the driver's clWaitForEvents. */
+ * to the driver's clWaitForEvents.
+ *
+ * On a driver whose callbacks come late (event.c learns which), the
+ * waiter does not sleep until the callback: it looks at the events on a
+ * backoff schedule (clgc__sleep_backoff), in futex sleeps that the
+ * callback, still registered, ends at once. Such a wait's handle carries
+ * its platform and a bit that has its callback report to the learner. */
 
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,9 +61,13 @@ struct clgc__wait_slot {
 };
 
 /* More waits than can be in progress at once in any program. A handle is
- * index | generation << CLGC__HANDLE_SHIFT; where a pointer is narrower
- * than 48 bits, the generation is compared in the bits that fit. */
+ * index | platform << 9 | measured << 13 | generation << CLGC__HANDLE_SHIFT;
+ * where a pointer is narrower than 48 bits, the generation is compared in
+ * the bits that fit. */
 #define CLGC__WAIT_SLOTS 512
+#define CLGC__SLOT_MASK 0x1ffu
+#define CLGC__PLATFORM_SHIFT 9
+#define CLGC__MEASURED ((uintptr_t)1 << 13)
 #define CLGC__HANDLE_SHIFT 16
 #define CLGC__GEN_MASK ((uint32_t)(UINTPTR_MAX >> CLGC__HANDLE_SHIFT))
 static struct clgc__wait_slot clgc__slots[CLGC__WAIT_SLOTS];
@@ -67,10 +78,20 @@ static __thread unsigned clgc__slot_hint;
 #define CLGC__RECHECK_NS 100000000L
 #define CLGC__RECHECK_MAX_NS 1600000000L
 
+/* The backoff schedule of a polling wait: looks without a pause for the
+ * first CLGC__SPIN_NS of the wait, then futex sleeps of an eighth of the
+ * time waited so far (so a look comes at most an eighth late), from
+ * CLGC__BACKOFF_MIN_NS to CLGC__BACKOFF_MAX_NS. */
+#define CLGC__SPIN_NS 2000L
+#define CLGC__BACKOFF_MIN_NS 10000L
+#define CLGC__BACKOFF_MAX_NS 1000000L
+#define CLGC__SLACK_NS 1000
+
 struct clgc__wait_args {
     cl_uint n;
     const cl_event *events;
     cl_int ret;
+    long start; /* when the wait began, ns */
 };
 
 /* fork(2) leaves only the forking thread in the child, and it is not
@@ -143,6 +164,30 @@ clgc_wait_last_path(void)
     return clgc__last_path;
 }
 
+int
+clgc_wait_set_strategy(clgc_wait_strategy_t strategy)
+{
+    if (strategy != CLGC_WAIT_LEARN && strategy != CLGC_WAIT_CALLBACK &&
+        strategy != CLGC_WAIT_BACKOFF)
+        return CLGC_EINVAL;
+    clgc__strategy_set(strategy);
+    return CLGC_OK;
+}
+
+int
+clgc_wait_driver_info(cl_platform_id platform, clgc_wait_driver_info_t *info)
+{
+    int i;
+
+    if (platform == NULL || info == NULL)
+        return CLGC_EINVAL;
+    i = clgc__platform_index(clgc__dispatch_of(platform));
+    if (i < 0)
+        return CLGC_EINVAL;
+    clgc__driver_info(i, info);
+    return CLGC_OK;
+}
+
 static long
 clgc__now_ns(void)
 {
@@ -184,14 +229,17 @@ static void CL_CALLBACK
 clgc__wait_fired(cl_event event, cl_int status, void *handle)
 {
     uintptr_t h = (uintptr_t)handle;
-    unsigned index = h & ((1u << CLGC__HANDLE_SHIFT) - 1);
+    unsigned index = h & CLGC__SLOT_MASK;
 
     (void)event;
     (void)status;
-    if (index < CLGC__WAIT_SLOTS &&
-        clgc__slot_count_down(&clgc__slots[index],
+    if (clgc__slot_count_down(&clgc__slots[index],
                               (uint32_t)(h >> CLGC__HANDLE_SHIFT)))
         clgc__slot_wake(&clgc__slots[index]);
+    /* A polling wait's callback: the learner may have a probe for it. */
+    if (CLGC_UNLIKELY(h & CLGC__MEASURED))
+        clgc__driver_called(
+            (int)(h >> CLGC__PLATFORM_SHIFT) & (CLGC__MAX_PLATFORMS - 1), h);
 }
 
 /* A free slot, or NULL when every slot is taken. */
@@ -233,11 +281,14 @@ clgc__wait_kick(void)
             clgc__slot_wake(&clgc__slots[i]);
 }
 
+/* Poll for the budget; a->start is set to when it began. */
 static int
-clgc__poll(cl_uint n, const cl_event *events, long budget)
+clgc__poll(struct clgc__wait_args *a, long budget)
 {
+    cl_uint n = a->n;
+    const cl_event *events = a->events;
     /* budget <= CLGC_WAIT_POLL_MAX_NS: the sum cannot overflow. */
-    long deadline = clgc__now_ns() + budget;
+    long deadline = (a->start = clgc__now_ns()) + budget;
 
     do {
         if (clgc__events_done(n, events))
@@ -280,67 +331,185 @@ clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
     }
 }
 
-/* Register a callback on every event and sleep until they are done.
- * Returns 0 if there was no slot or some event refused the callback: the
- * caller then falls back to the driver's wait. */
+/* Register the wait's callback on every event, then count down the
+ * waiter's own share. Returns 1 if that was the last: every callback has
+ * fired already. *refused: some event refused the callback (counted down
+ * for it, as it will never come). */
 static int
-clgc__sleep_until_fired(cl_uint n, const cl_event *events)
+clgc__register(struct clgc__wait_slot *w, uint32_t gen, void *handle, cl_uint n,
+               const cl_event *events, int *refused)
 {
-    struct clgc__wait_slot *w = clgc__slot_take();
-    int all_registered = 1;
-    unsigned seq;
-    uint32_t gen;
-    void *handle;
-
-    if (w == NULL)
-        return 0;
-    /* The futex word before anything can move it: a kick from here on
-     * makes the first sleep return at once. */
-    seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
-    gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
-    handle = (void *)(((uintptr_t)gen << CLGC__HANDLE_SHIFT) |
-                      (uintptr_t)(w - clgc__slots));
-    __atomic_store_n(&w->state, ((uint64_t)gen << 32) | ((uint64_t)n + 1),
-                     __ATOMIC_RELEASE);
     for (cl_uint i = 0; i < n; i++) {
         if (clSetEventCallback(events[i], CL_COMPLETE, clgc__wait_fired,
                                handle) != CL_SUCCESS) {
             clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
-            all_registered = 0;
+            *refused = 1;
         }
     }
-    /* The waiter's own share: if it is the last, every callback has
-     * already fired. */
-    if (!clgc__slot_count_down(w, gen & CLGC__GEN_MASK) && all_registered)
-        clgc__sleep(w, seq, n, events);
-    clgc__slot_give_back(w, gen);
-    return all_registered;
+    return clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
+}
+
+/* A polling wait's callbacks: registered before it polls (the waits that
+ * teach the learner), or only once it has waited CLGC__BACKOFF_MAX_NS, as
+ * a backstop that can cut its longest sleeps short (on a driver learned
+ * late: a short wait then costs no registration, nor a late callback). */
+struct clgc__backstop {
+    uint32_t gen;
+    void *handle;
+    int registered;
+};
+
+/* The backoff schedule (CLGC__SPIN_NS and on): sleep until the last
+ * callback has fired or the waiter's own look finds the events done,
+ * whichever comes first. 1 if the look did. */
+static int
+clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
+                    struct clgc__wait_args *a, struct clgc__backstop *b)
+{
+    cl_uint n = a->n;
+    const cl_event *events = a->events;
+    long now, interval;
+    int slack, done = 0, refused = 0;
+
+    do {
+        if (clgc__slot_fired(w))
+            return 0;
+        if (clgc__events_done(n, events))
+            return 1;
+        now = clgc__now_ns();
+    } while (now - a->start < CLGC__SPIN_NS);
+    /* The kernel's timer slack (50 us by default) would add that much to
+     * every short sleep: the thread's is lowered while it polls. */
+    slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (slack > CLGC__SLACK_NS)
+        prctl(PR_SET_TIMERSLACK, CLGC__SLACK_NS, 0, 0, 0);
+    while (!done) {
+        struct timespec ts;
+
+        interval = (now - a->start) / 8;
+        if (interval < CLGC__BACKOFF_MIN_NS)
+            interval = CLGC__BACKOFF_MIN_NS;
+        else if (interval >= CLGC__BACKOFF_MAX_NS) {
+            interval = CLGC__BACKOFF_MAX_NS;
+            if (!b->registered) {
+                b->registered = 1;
+                if (clgc__register(w, b->gen, b->handle, n, events, &refused))
+                    break;
+            }
+        }
+        ts = (struct timespec){0, interval};
+        if (clgc__slot_fired(w))
+            break;
+        syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+        if (clgc__slot_fired(w))
+            break;
+        done = clgc__events_done(n, events);
+        now = clgc__now_ns();
+        seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+    }
+    if (slack > CLGC__SLACK_NS)
+        prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0);
+    return done;
+}
+
+/* Sleep until the events are done: polls 0, register a callback on every
+ * event and sleep until the last one; polls 1 or 2 (clgc__driver_polls),
+ * poll on the backoff schedule with the callbacks as a backstop, which
+ * teach the learner with polls 2. Returns the path, or
+ * CLGC_WAIT_PATH_NONE if there was no slot, or if some event refused the
+ * callback the sleep needed: the caller then falls back to the driver's
+ * wait. *key: what the callbacks were given. */
+static clgc_wait_path_t
+clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
+                        uintptr_t *key)
+{
+    clgc_wait_path_t path = CLGC_WAIT_PATH_CALLBACK;
+    struct clgc__wait_slot *w = clgc__slot_take();
+    struct clgc__backstop b = {0, NULL, 0};
+    int refused = 0;
+    unsigned seq;
+
+    if (w == NULL)
+        return CLGC_WAIT_PATH_NONE;
+    /* The futex word before anything can move it: a kick from here on
+     * makes the first sleep return at once. */
+    seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+    b.gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
+    b.handle = (void *)(((uintptr_t)b.gen << CLGC__HANDLE_SHIFT) |
+                        (uintptr_t)(w - clgc__slots));
+    if (polls == 2)
+        b.handle = (void *)((uintptr_t)b.handle | CLGC__MEASURED |
+                            (uintptr_t)platform << CLGC__PLATFORM_SHIFT);
+    *key = (uintptr_t)b.handle;
+    __atomic_store_n(&w->state, ((uint64_t)b.gen << 32) | ((uint64_t)a->n + 1),
+                     __ATOMIC_RELEASE);
+    if (polls != 1) {
+        b.registered = 1;
+        /* If the waiter's share is the last, every callback has fired. */
+        if (clgc__register(w, b.gen, b.handle, a->n, a->events, &refused))
+            goto out;
+    }
+    if (polls == 0) {
+        if (!refused)
+            clgc__sleep(w, seq, a->n, a->events);
+    } else if (clgc__sleep_backoff(w, seq, a, &b)) {
+        path = CLGC_WAIT_PATH_BACKOFF;
+    } else if (polls == 2) {
+        clgc__driver_prompt(platform);
+    }
+out:
+    clgc__slot_give_back(w, b.gen);
+    return polls == 0 && refused ? CLGC_WAIT_PATH_NONE : path;
 }
 
 static void *
 clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
+    clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
+    uintptr_t key = 0;
+    int platform = 0, polls = 0;
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret != CL_SUCCESS)
         return NULL;
-    if (clgc__poll(a->n, a->events, atomic_load(&clgc__poll_ns))) {
-        clgc__last_path = CLGC_WAIT_PATH_POLL;
-    } else if (clgc__sleep_until_fired(a->n, a->events)) {
-        clgc__last_path = CLGC_WAIT_PATH_CALLBACK;
-    } else {
-        clWaitForEvents(a->n, a->events);
-        clgc__last_path = CLGC_WAIT_PATH_BLOCKING;
+    if (!clgc__poll(a, atomic_load(&clgc__poll_ns))) {
+        /* One platform: the flush refused events of two contexts. */
+        platform = clgc__driver_of(a->events[0]);
+        polls = clgc__driver_polls(platform);
+        path = clgc__sleep_until_fired(a, polls, platform, &key);
+        if (path == CLGC_WAIT_PATH_NONE) {
+            clWaitForEvents(a->n, a->events);
+            path = CLGC_WAIT_PATH_BLOCKING;
+        }
     }
+    clgc__last_path = path;
     a->ret = clgc__events_outcome(a->n, a->events);
+    /* The look came first, and the commands completed (a failed one may
+     * never be called back for): leave a probe for the callbacks. */
+    if (path == CLGC_WAIT_PATH_BACKOFF && polls == 2 && a->ret == CL_SUCCESS)
+        clgc__driver_probe(platform, key);
+    return NULL;
+}
+
+/* CLGC_WAIT_BLOCKING: the driver's own wait, after the flush, which
+ * also refuses events of two contexts (NVIDIA's clWaitForEvents takes
+ * them and returns CL_SUCCESS). */
+static void *
+clgc__wait_blocking(void *p)
+{
+    struct clgc__wait_args *a = p;
+
+    a->ret = clgc__events_flush(a->n, a->events);
+    if (a->ret == CL_SUCCESS)
+        a->ret = clWaitForEvents(a->n, a->events);
     return NULL;
 }
 
 cl_int
 clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
 {
-    struct clgc__wait_args a = {num_events, event_list, CL_SUCCESS};
+    struct clgc__wait_args a = {num_events, event_list, CL_SUCCESS, 0};
 
     if (num_events == 0 || event_list == NULL)
         return CL_INVALID_VALUE;
@@ -350,7 +519,7 @@ clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
     pthread_once(&clgc__wait_once, clgc__wait_init);
     if (atomic_load(&clgc__wait_mode) == CLGC_WAIT_BLOCKING) {
         clgc__last_path = CLGC_WAIT_PATH_BLOCKING;
-        a.ret = clgc_clWaitForEvents(num_events, event_list);
+        clgc_call_safe(clgc__wait_blocking, &a);
     } else {
         clgc_call_safe(clgc__wait_body, &a);
     }

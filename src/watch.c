@@ -21,7 +21,21 @@
  * after 10 ms, 20 ms, and so on up to the second, for the commands that
  * fail after it. A look costs one status query per pending watch, made
  * outside the lock: the lock is held only to copy the list, so OpenCL's
- * callbacks (which take it to claim their watch) never wait for a query. */
+ * callbacks (which take it to claim their watch) never wait for a query.
+ *
+ * On a platform whose callbacks come late (or are not learned yet, or
+ * with CLGC_WAIT_BACKOFF: clgc__driver_polls), a watch is also "fast":
+ * the watcher delivers it as soon as a look sees its event reach the
+ * status registered for, without waiting for the callback. Fast watches
+ * are looked at on a backoff schedule: CLGC__FAST_MIN_NS after the newest
+ * was armed, then at an eighth of the time since, up to CLGC__FAST_MAX_NS
+ * apart; and never sooner after a look than CLGC__FAST_CPU times the CPU
+ * that look took, so the watcher spends at most about a tenth of a core
+ * however many are pending. These looks read only the fast watches.
+ * While a platform is still being learned, its watches are fast only for
+ * their first CLGC__LEARN_WATCH_NS: a notification on a user event that
+ * stays pending for minutes teaches nothing, and should not cost a tenth
+ * of a core for as long. */
 
 #include <pthread.h>
 #include <stdint.h>
@@ -34,6 +48,10 @@
  * scan's period, which caps the backoff. */
 #define CLGC__WATCH_KICK_NS 10000000L
 #define CLGC__WATCH_SLOW_NS 1000000000L
+#define CLGC__FAST_MIN_NS 10000L
+#define CLGC__FAST_MAX_NS 1000000L
+#define CLGC__FAST_CPU 10
+#define CLGC__LEARN_WATCH_NS 100000000L
 
 /* An id is index | generation << CLGC__WATCH_SHIFT. */
 #define CLGC__WATCH_SHIFT 24
@@ -47,8 +65,13 @@ struct clgc__watch_slot {
     uint32_t gen;          /* moves on when the slot is freed */
     uint32_t next_free;
     unsigned holds;      /* scans reading event: the slot outlives them */
+    cl_int type;         /* the status registered for */
     unsigned char armed; /* event is retained and scanned */
     unsigned char used;  /* not on the free list */
+    unsigned char fast;  /* delivered when a look sees type reached: 1, or 2
+                            while its platform is learned */
+    unsigned char platform;
+    long armed_ns; /* when it was armed */
 };
 
 static pthread_mutex_t clgc__watch_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,7 +82,9 @@ static int clgc__watch_init_failed;
 /* Under the lock. */
 static struct clgc__watch_slot *clgc__wslots;
 static uint32_t clgc__nwslots, clgc__wcap, clgc__wfree = CLGC__NO_SLOT;
-static unsigned clgc__armed; /* slots the watcher looks at */
+static unsigned clgc__armed;      /* slots the watcher looks at */
+static unsigned clgc__armed_fast; /* of which fast */
+static long clgc__fast_since;     /* when the newest fast one was armed */
 static int clgc__watcher_running, clgc__kicked;
 
 /* The watcher's list of what it looks at, its own. */
@@ -67,6 +92,8 @@ struct clgc__look {
     uint32_t index;
     cl_event event;
     uintptr_t id;
+    cl_int type;
+    unsigned char fast, platform;
 };
 static struct clgc__look *clgc__looks;
 static unsigned clgc__nlooks;
@@ -77,6 +104,16 @@ clgc__watch_now(void)
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* The calling thread's CPU time, ns. */
+static long
+clgc__watch_cpu(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
@@ -116,6 +153,7 @@ clgc__slot_new(struct clgc__watch *w)
     s->event = NULL;
     s->holds = 0;
     s->armed = 0;
+    s->fast = 0;
     s->used = 1;
     return i;
 }
@@ -164,8 +202,11 @@ clgc__claim(uintptr_t id, cl_event *release)
         return NULL;
     w = s->w;
     s->w = NULL;
-    if (s->armed)
+    if (s->armed) {
         clgc__armed--;
+        if (s->fast)
+            clgc__armed_fast--;
+    }
     if (s->holds == 0) {
         *release = s->event;
         clgc__slot_free((uint32_t)(s - clgc__wslots));
@@ -179,23 +220,39 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
 {
     struct clgc__watch *w;
     cl_event release;
+    int fast = 0, platform = 0;
 
     pthread_mutex_lock(&clgc__watch_lock);
+    {
+        struct clgc__watch_slot *s = clgc__slot_of((uintptr_t)id);
+
+        if (s != NULL && s->fast) {
+            fast = 1;
+            platform = s->platform;
+        }
+    }
     w = clgc__claim((uintptr_t)id, &release);
     pthread_mutex_unlock(&clgc__watch_lock);
     if (w != NULL)
         w->fire(w, event, status);
     if (release != NULL)
         clReleaseEvent(release);
+    /* Who came first, for the learner (event.c): this callback, before a
+     * look of the watcher's; or a look, which may have left a probe. */
+    if (fast && w != NULL)
+        clgc__driver_prompt(platform);
+    else if (w == NULL && status >= 0)
+        clgc__driver_called(clgc__driver_of(event), (uintptr_t)id << 1 | 1);
 }
 
-/* One look at every armed watch; with the lock held, which it lets go
- * while it asks OpenCL anything: PoCL may hold an event's lock while it
- * runs a callback, which takes this one. */
+/* One look at every armed watch (only the fast ones: fast_only); with
+ * the lock held, which it lets go while it asks OpenCL anything: PoCL may
+ * hold an event's lock while it runs a callback, which takes this one. */
 static void
-clgc__scan(void)
+clgc__scan(int fast_only)
 {
     unsigned k = 0;
+    long now = clgc__watch_now();
 
     if (clgc__armed == 0)
         return;
@@ -212,22 +269,44 @@ clgc__scan(void)
 
         if (!s->used || !s->armed || s->w == NULL)
             continue;
+        if (s->fast == 2) {
+            /* Learned meanwhile, or pending too long to teach anything. */
+            int polls = clgc__driver_polls(s->platform);
+
+            if (polls == 1)
+                s->fast = 1;
+            else if (polls == 0 || now - s->armed_ns > CLGC__LEARN_WATCH_NS) {
+                s->fast = 0;
+                clgc__armed_fast--;
+            }
+        }
+        if (fast_only && !s->fast)
+            continue;
         s->holds++;
-        clgc__looks[k++] = (struct clgc__look){i, s->event, clgc__watch_id(i)};
+        clgc__looks[k++] = (struct clgc__look){
+            i, s->event, clgc__watch_id(i), s->type, s->fast, s->platform};
     }
     pthread_mutex_unlock(&clgc__watch_lock);
     for (unsigned j = 0; j < k; j++) {
-        cl_int status = clgc__event_status(clgc__looks[j].event);
+        struct clgc__look *l = &clgc__looks[j];
+        cl_int status = clgc__event_status(l->event);
         struct clgc__watch *w;
         cl_event none;
 
-        if (status >= 0)
+        /* A failure, always; a fast watch's status reached, as OpenCL
+         * would call back with it. */
+        if (status >= 0 && !(l->fast && status <= l->type))
             continue;
+        if (status >= 0)
+            status = l->type;
         pthread_mutex_lock(&clgc__watch_lock);
-        w = clgc__claim(clgc__looks[j].id, &none); /* held: none */
+        w = clgc__claim(l->id, &none); /* held: none */
         pthread_mutex_unlock(&clgc__watch_lock);
-        if (w != NULL)
-            w->fire(w, clgc__looks[j].event, status);
+        if (w == NULL)
+            continue;
+        w->fire(w, l->event, status);
+        if (status >= 0)
+            clgc__driver_probe(l->platform, l->id << 1 | 1);
     }
     /* Let go of the slots; free those delivered meanwhile. */
     pthread_mutex_lock(&clgc__watch_lock);
@@ -247,15 +326,39 @@ clgc__scan(void)
     pthread_mutex_lock(&clgc__watch_lock);
 }
 
+/* When the next fast look is due: after the newest fast watch was armed,
+ * CLGC__FAST_MIN_NS, then an eighth of the time since, at most
+ * CLGC__FAST_MAX_NS; and CLGC__FAST_CPU times the last look's length
+ * after it. */
+static long
+clgc__fast_due(long last, long took)
+{
+    long since = last - clgc__fast_since, gap = since / 8;
+
+    if (gap < CLGC__FAST_MIN_NS)
+        gap = CLGC__FAST_MIN_NS;
+    else if (gap > CLGC__FAST_MAX_NS)
+        gap = CLGC__FAST_MAX_NS;
+    if (gap < CLGC__FAST_CPU * took)
+        gap = CLGC__FAST_CPU * took;
+    if (since < 0) /* armed after the last look */
+        return clgc__fast_since + CLGC__FAST_MIN_NS;
+    return last + gap;
+}
+
 static void *
 clgc__watcher(void *unused)
 {
-    long delay = CLGC__WATCH_SLOW_NS; /* from one look to the next */
-    long due = 0;                     /* the next look; 0: none planned */
+    long delay = CLGC__WATCH_SLOW_NS;  /* from one slow look to the next */
+    long due = 0;                      /* the next slow look; 0: none planned */
+    long fast_last = 0, fast_took = 0; /* the last fast look */
 
     (void)unused;
     pthread_mutex_lock(&clgc__watch_lock);
     for (;;) {
+        long now, next;
+        int fast_only = 0;
+
         if (clgc__kicked) {
             clgc__kicked = 0;
             delay = CLGC__WATCH_KICK_NS;
@@ -265,22 +368,39 @@ clgc__watcher(void *unused)
             pthread_cond_wait(&clgc__watch_cond, &clgc__watch_lock);
             continue;
         } else {
-            long now = clgc__watch_now();
-
+            now = clgc__watch_now();
             if (due == 0)
                 due = now + delay;
-            if (now < due) {
-                struct timespec until = {due / 1000000000L, due % 1000000000L};
+            next = due;
+            if (clgc__armed_fast > 0) {
+                long f = clgc__fast_due(fast_last, fast_took);
+
+                if (f < next) {
+                    next = f;
+                    fast_only = 1;
+                }
+            }
+            if (now < next) {
+                struct timespec until = {next / 1000000000L,
+                                         next % 1000000000L};
 
                 pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock,
                                        &until);
                 continue;
             }
-            delay = delay < CLGC__WATCH_SLOW_NS / 2 ? delay * 2
-                                                    : CLGC__WATCH_SLOW_NS;
+            if (!fast_only)
+                delay = delay < CLGC__WATCH_SLOW_NS / 2 ? delay * 2
+                                                        : CLGC__WATCH_SLOW_NS;
         }
-        clgc__scan();
-        due = clgc__watch_now() + delay;
+        now = clgc__watch_cpu();
+        clgc__scan(fast_only);
+        /* Every look sees the fast watches too. What it took is the
+         * watcher's CPU, not the wall time: a look preempted on a busy
+         * machine costs no more. */
+        fast_took = clgc__watch_cpu() - now;
+        fast_last = clgc__watch_now();
+        if (!fast_only)
+            due = fast_last + delay;
     }
     return NULL;
 }
@@ -314,10 +434,12 @@ clgc__watch_child(void)
             continue;
         s->holds = 0;
         s->armed = 0; /* the parent's reference, left alone */
+        s->fast = 0;
         if (s->w == NULL)
             clgc__slot_free(i);
     }
     clgc__armed = 0;
+    clgc__armed_fast = 0;
     clgc__kicked = 0;
     clgc__watcher_running = 0;
     /* The parent's watcher may have been waiting on the condition
@@ -379,7 +501,8 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     cl_event release;
     uintptr_t id;
     uint32_t i = CLGC__NO_SLOT;
-    int held;
+    int held, platform = clgc__driver_of(event);
+    int fast = clgc__driver_polls(platform);
 
     pthread_once(&clgc__watch_once, clgc__watch_init);
     if (clgc__watch_init_failed) {
@@ -413,7 +536,17 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     if (s != NULL && held) {
         s->event = event;
         s->armed = 1;
-        if (clgc__armed++ == 0)
+        s->type = type;
+        s->platform = (unsigned char)platform;
+        /* The watcher wakes for the first armed watch, and for every fast
+         * one: its looks start again at CLGC__FAST_MIN_NS. */
+        if (fast) {
+            s->fast = (unsigned char)fast;
+            s->armed_ns = clgc__watch_now();
+            clgc__armed_fast++;
+            clgc__fast_since = s->armed_ns;
+        }
+        if (clgc__armed++ == 0 || fast)
             pthread_cond_signal(&clgc__watch_cond);
         held = 0;
     }

@@ -86,11 +86,15 @@ START_TEST(waits_allocate_nothing)
         struct test_setter s = {ev, CL_COMPLETE};
         pthread_t t;
 
-        /* Alternate the paths: callback (another thread completes the
-         * event), poll (complete already), and the blocking mode. */
+        /* Alternate the paths: callback or backoff (another thread
+         * completes the event), poll (complete already), and the blocking
+         * mode. */
         ck_assert_int_eq(clgc_wait_set_poll_ns(i % 2 ? 1000000000L : 0), 0);
         ck_assert_int_eq(clgc_wait_set_mode(i % 5 == 4 ? CLGC_WAIT_BLOCKING
                                                        : CLGC_WAIT_COOPERATIVE),
+                         CLGC_OK);
+        /* The callback path, the polled one, and learning. */
+        ck_assert_int_eq(clgc_wait_set_strategy((clgc_wait_strategy_t)(i % 3)),
                          CLGC_OK);
         if (i % 2)
             clSetUserEventStatus(ev, CL_COMPLETE);

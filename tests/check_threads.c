@@ -153,6 +153,7 @@ waiter(void *arg)
         if (clgc_wait_for_events(1, &ev) != CL_SUCCESS)
             p->failures++;
         p->waited += clgc_wait_last_path() == CLGC_WAIT_PATH_CALLBACK ||
+                     clgc_wait_last_path() == CLGC_WAIT_PATH_BACKOFF ||
                      clgc_wait_last_path() == CLGC_WAIT_PATH_POLL;
         while (sem_wait(&p->taken) != 0)
             ;

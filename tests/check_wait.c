@@ -133,6 +133,8 @@ START_TEST(wait_sleeps_until_the_callback)
 
     device_open(&d);
     ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    /* The callback path, whatever clgc would learn of PoCL. */
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_CALLBACK), CLGC_OK);
     gate = clCreateUserEvent(d.context, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     done = enqueue_spin(&d, 1000, gate);
@@ -486,6 +488,7 @@ START_TEST(failed_user_events_leave_no_damage)
         ck_assert_int_eq(err, CL_SUCCESS);
     }
     ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_CALLBACK), CLGC_OK);
     ck_assert_int_eq(pthread_create(&t, NULL, fail_each_when_asleep, &f), 0);
     for (int i = 0; i < N; i++) {
         atomic_store(&f.next, i);

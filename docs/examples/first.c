@@ -158,6 +158,7 @@ main(void)
                N, clgc_runtime_current()->name,
                clgc_wait_last_path() == CLGC_WAIT_PATH_POLL       ? "poll"
                : clgc_wait_last_path() == CLGC_WAIT_PATH_CALLBACK ? "callback"
+               : clgc_wait_last_path() == CLGC_WAIT_PATH_BACKOFF  ? "backoff"
                                                                   : "blocking");
     sem_destroy(&c.done);
 out:

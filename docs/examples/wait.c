@@ -47,6 +47,8 @@ path_name(clgc_wait_path_t path)
         return "callback";
     case CLGC_WAIT_PATH_BLOCKING:
         return "blocking";
+    case CLGC_WAIT_PATH_BACKOFF:
+        return "backoff";
     default:
         return "none";
     }

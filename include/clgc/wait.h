@@ -7,11 +7,12 @@
  * queues of the events (PoCL may never start a command nobody flushed),
  * polls their status for a short budget, and if they are not done by then
  * asks PoCL for a completion callback and sleeps inside a safe region until
- * the last one fires: a collection, or another task of the runtime, runs
- * meanwhile. It allocates nothing: the wait's record is a slot of a
- * static pool (with more than 512 waits at once the rest fall back to a
- * plain clWaitForEvents in a safe region), free again the moment its wait
- * returns: the callbacks hold a handle (slot and generation), so one that
+ * the last one fires (or, on a driver whose callbacks come late, polls on
+ * a backoff schedule: clgc_wait_set_strategy): a collection, or another
+ * task of the runtime, runs meanwhile. It allocates nothing: the wait's record
+ * is a slot of a static pool (with more than 512 waits at once the rest fall
+ * back to a plain clWaitForEvents in a safe region), free again the moment its
+ * wait returns: the callbacks hold a handle (slot and generation), so one that
  * comes late, or never, touches nothing.
  *
  * After fork(), a child may use user events, waits and notifications on
@@ -40,7 +41,8 @@ typedef enum clgc_wait_mode {
  * failed (its negative status, which PoCL's callbacks report as
  * CL_COMPLETE, is read back from the event); CL_INVALID_VALUE for an empty
  * list; CL_INVALID_EVENT for a NULL event or one OpenCL does not know;
- * CL_INVALID_CONTEXT for events of more than one context. A released event
+ * CL_INVALID_CONTEXT for events of more than one context, which clgc
+ * checks itself (NVIDIA's clWaitForEvents does not). A released event
  * cannot always be told: PoCL recycles released events, so one may pass
  * for a live event (whatever command now has its memory) or make PoCL
  * abort. Never wait on an event after releasing it. Nothing is ever
@@ -83,11 +85,72 @@ CLGC_EXTERN long clgc_wait_get_poll_ns(void);
 typedef enum clgc_wait_path {
     CLGC_WAIT_PATH_NONE,     /* no wait yet on this thread */
     CLGC_WAIT_PATH_POLL,     /* done within the polling budget */
-    CLGC_WAIT_PATH_CALLBACK, /* slept until PoCL's callback woke it */
-    CLGC_WAIT_PATH_BLOCKING  /* CLGC_WAIT_BLOCKING, or a fallback */
+    CLGC_WAIT_PATH_CALLBACK, /* slept until the driver's callback woke it */
+    CLGC_WAIT_PATH_BLOCKING, /* CLGC_WAIT_BLOCKING, or a fallback */
+    CLGC_WAIT_PATH_BACKOFF   /* its own look, on the backoff schedule */
 } clgc_wait_path_t;
 
 CLGC_EXTERN clgc_wait_path_t clgc_wait_last_path(void);
+
+/* How a cooperative wait sleeps once its polling budget is spent, and how
+ * the watcher looks at pending notifications (docs/wait.md, "Late
+ * callbacks").
+ *
+ * Some drivers call back long after the command's status says complete
+ * (NVIDIA's OpenCL: 10 to 20 ms), so sleeping until the callback makes a
+ * millisecond kernel's wait 17 times longer. On such a driver a wait
+ * polls instead, on a backoff schedule: a few microseconds of looks, then
+ * futex sleeps of 10 us growing with the time waited (an eighth of it) up
+ * to 1 ms, each ended at once by the callback, which stays registered as
+ * a backstop; the watcher looks at the pending notifications of such a
+ * platform on the same kind of schedule. clgc learns per platform which
+ * kind of driver it has, from the waits and looks that poll while it does
+ * not know yet (clgc_wait_driver_info). */
+typedef enum clgc_wait_strategy {
+    /* Per platform: poll while learning and where callbacks were learned
+     * late; sleep until the callback where they were learned prompt
+     * (default). */
+    CLGC_WAIT_LEARN,
+    /* Always sleep until the callback (the path before clgc learned). */
+    CLGC_WAIT_CALLBACK,
+    /* Always poll on the backoff schedule, the callback as backstop. */
+    CLGC_WAIT_BACKOFF
+} clgc_wait_strategy_t;
+
+/* Set the strategy of every later wait and look of the process, on every
+ * platform. Setting CLGC_WAIT_LEARN forgets what was learned: every
+ * platform is learned again. The environment variable CLGC_WAIT_STRATEGY
+ * (learn, callback or backoff) sets it before the first wait or
+ * notification; other values are ignored. Any thread. Returns CLGC_OK or
+ * CLGC_EINVAL for an unknown strategy. */
+CLGC_EXTERN int clgc_wait_set_strategy(clgc_wait_strategy_t strategy);
+
+/* What clgc learned of a platform's completion callbacks. */
+typedef enum clgc_wait_driver {
+    CLGC_WAIT_DRIVER_LEARNING, /* fewer than 8 samples yet */
+    CLGC_WAIT_DRIVER_PROMPT,   /* most callbacks came within 1 ms */
+    CLGC_WAIT_DRIVER_LATE      /* most came 1 ms or more after the status */
+} clgc_wait_driver_t;
+
+typedef struct clgc_wait_driver_info {
+    clgc_wait_driver_t learned;
+    /* What waits on the platform do now: CLGC_WAIT_CALLBACK or
+     * CLGC_WAIT_BACKOFF (the strategy set, or what was learned). */
+    clgc_wait_strategy_t strategy;
+    unsigned prompt, late; /* samples of each kind so far */
+    /* The median lateness of the last 8 samples, in ns: how long after a
+     * poll saw the command complete its callback came (0 for a callback
+     * that came first; for one that had not come when the next poll
+     * looked, the time until then). -1 without samples. */
+    long lateness_ns;
+} clgc_wait_driver_info_t;
+
+/* Fill *info with what clgc learned of platform's callbacks. Platforms of
+ * one ICD share what is learned (their objects share a dispatch table).
+ * Any thread. Returns CLGC_OK, or CLGC_EINVAL for a NULL argument or a
+ * platform the loader did not list. */
+CLGC_EXTERN int clgc_wait_driver_info(cl_platform_id platform,
+                                      clgc_wait_driver_info_t *info);
 
 /* Asynchronous waits, for runtimes with a scheduler of their own: a
  * handler runs exactly once when the event completes or fails, with the

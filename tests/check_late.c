@@ -1,0 +1,398 @@
+/* Waits and notifications on a driver whose callbacks come late, over the
+ * real PoCL: the program is linked with the late-callback vehicle
+ * (tests/latecb.c), whose clSetEventCallback libclgc's calls reach before
+ * the loader's. Each test sets the vehicle's delay itself: 0 (callbacks
+ * untouched, PoCL as it is), a delay, or held until the test releases
+ * them, which makes "the wait ended by its own look" and "the watcher
+ * delivered it" certain rather than likely: a callback that is held
+ * cannot have done it. Nothing here measures time. */
+
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "latecb.h"
+#include "testutil.h"
+
+struct device {
+    cl_platform_id platform;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel kernel;
+    cl_mem buf;
+};
+
+static void
+device_open(struct device *d)
+{
+    cl_device_id device;
+    cl_int err;
+
+    d->platform = test_platform("Portable Computing Language");
+    ck_assert_int_eq(
+        clGetDeviceIDs(d->platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
+    d->context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->queue =
+        clCreateCommandQueueWithProperties(d->context, device, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->program =
+        clCreateProgramWithSource(d->context, 1, &test_spin_src, NULL, &err);
+    ck_assert_int_eq(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
+                     CL_SUCCESS);
+    d->kernel = clCreateKernel(d->program, "spin", &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->buf = clCreateBuffer(d->context, CL_MEM_READ_WRITE, 64 * sizeof(float),
+                            NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clSetKernelArg(d->kernel, 0, sizeof(d->buf), &d->buf), 0);
+}
+
+static void
+device_close(struct device *d)
+{
+    clReleaseMemObject(d->buf);
+    clReleaseKernel(d->kernel);
+    clReleaseProgram(d->program);
+    clReleaseCommandQueue(d->queue);
+    clReleaseContext(d->context);
+}
+
+static cl_event
+launch(struct device *d, int n)
+{
+    size_t global = 64;
+    cl_event done;
+
+    ck_assert_int_eq(clSetKernelArg(d->kernel, 1, sizeof(n), &n), 0);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, NULL,
+                                            &global, NULL, 0, NULL, &done),
+                     CL_SUCCESS);
+    return done;
+}
+
+static clgc_wait_driver_t
+learned(struct device *d)
+{
+    clgc_wait_driver_info_t info;
+
+    ck_assert_int_eq(clgc_wait_driver_info(d->platform, &info), CLGC_OK);
+    return info.learned;
+}
+
+/* Wait for short kernels until clgc has learned the platform (a bound,
+ * not a time: each wait that polls while learning is a sample or leaves
+ * one for later). Every wait must succeed. */
+static void
+learn(struct device *d)
+{
+    for (int i = 0; i < 20000 && learned(d) == CLGC_WAIT_DRIVER_LEARNING; i++) {
+        cl_event ev = launch(d, 2000);
+
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+    }
+}
+
+/* Every callback registered is made by the driver (the commands all
+ * complete) and then delivered, so none comes later. */
+static void
+release_all(void)
+{
+    while (latecb_unmade() != 0)
+        sched_yield();
+    latecb_release();
+    ck_assert_int_eq(latecb_held(), 0);
+}
+
+static int
+sleeps_in_futex(pid_t tid)
+{
+    char path[64], buf[32] = "";
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fgets(buf, sizeof(buf), f) == NULL)
+        buf[0] = 0;
+    fclose(f);
+    return strncmp(buf, "202 ", 4) == 0; /* SYS_futex on x86-64 */
+}
+
+struct gate {
+    cl_event event;
+    pid_t waiter;
+};
+
+static void *
+open_when_asleep(void *arg)
+{
+    struct gate *g = arg;
+
+    while (!sleeps_in_futex(g->waiter))
+        sched_yield();
+    clSetUserEventStatus(g->event, CL_COMPLETE);
+    return NULL;
+}
+
+/* Wait for a kernel that starts only once the waiter sleeps (so its first
+ * looks cannot see it done), and return how the wait ended. */
+static clgc_wait_path_t
+wait_gated(struct device *d)
+{
+    struct gate g = {NULL, gettid()};
+    size_t global = 64;
+    int n = 2000;
+    pthread_t t;
+    cl_event ev;
+    cl_int err;
+
+    g.event = clCreateUserEvent(d->context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clSetKernelArg(d->kernel, 1, sizeof(n), &n), 0);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, NULL,
+                                            &global, NULL, 1, &g.event, &ev),
+                     CL_SUCCESS);
+    ck_assert_int_eq(pthread_create(&t, NULL, open_when_asleep, &g), 0);
+    ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    clReleaseEvent(ev);
+    clReleaseEvent(g.event);
+    return clgc_wait_last_path();
+}
+
+/* PoCL calls back at once: learned prompt, and waits then sleep until
+ * the callback, as they did before clgc learned anything. */
+START_TEST(pocl_is_learned_prompt)
+{
+    struct device d;
+    clgc_wait_driver_info_t info;
+
+    latecb_set_ms(0);
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LEARNING);
+    learn(&d);
+    ck_assert_int_eq(clgc_wait_driver_info(d.platform, &info), CLGC_OK);
+    ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_PROMPT);
+    ck_assert_int_eq(info.strategy, CLGC_WAIT_CALLBACK);
+    ck_assert_uint_gt(info.prompt, info.late);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_CALLBACK);
+    device_close(&d);
+}
+END_TEST
+
+/* Callbacks 20 ms late: learned late from the callbacks' own lateness. */
+START_TEST(late_callbacks_are_learned_late)
+{
+    struct device d;
+    clgc_wait_driver_info_t info;
+
+    latecb_set_ms(20);
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    learn(&d);
+    ck_assert_int_eq(clgc_wait_driver_info(d.platform, &info), CLGC_OK);
+    ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LATE);
+    ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF);
+    ck_assert_uint_gt(info.late, info.prompt);
+    ck_assert_int_ge(info.lateness_ns, 1000000L);
+
+    /* The waits now end by their own look: with the callbacks held, they
+     * cannot end any other way. */
+    latecb_set_ms(-1);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
+    /* The held callbacks, stale now, change nothing. */
+    release_all();
+    ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
+    release_all();
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    device_close(&d);
+}
+END_TEST
+
+/* Callbacks that never come while clgc learns: late as well (a probe
+ * left unanswered for a millisecond counts), and no wait hangs. */
+START_TEST(held_callbacks_are_learned_late)
+{
+    struct device d;
+
+    latecb_set_ms(-1);
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    learn(&d);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
+    release_all();
+    device_close(&d);
+}
+END_TEST
+
+static atomic_int ran;
+static sem_t ran_sem;
+static atomic_long delivered_then = -1, delivered_before;
+
+static void
+note(cl_event event, cl_int status, void *data)
+{
+    (void)event;
+    *(cl_int *)data = status;
+    /* Nothing the vehicle held has been delivered yet: the watcher did
+     * this, not the callback. */
+    atomic_store(&delivered_then, latecb_delivered());
+    atomic_fetch_add(&ran, 1);
+    sem_post(&ran_sem);
+}
+
+static void CL_CALLBACK
+note_cl(cl_event event, cl_int status, void *data)
+{
+    note(event, status, data);
+}
+
+/* A notification, a post to a completion queue and a callback registered
+ * through clgc_clSetEventCallback on a late platform are delivered by the
+ * watcher's looks, with the callbacks held; each once, with
+ * CL_COMPLETE, and the callbacks, released afterwards, run nothing more
+ * and leave the queue free to close. */
+static void
+deliveries_without_callbacks(struct device *d)
+{
+    cl_int s1 = 1, s2 = 1, s3 = 1;
+    cl_event e1, e2, e3;
+    clgc_queue_t *q;
+    struct pollfd p;
+
+    /* Hold from now on, and let the callbacks of earlier waits come
+     * first, so that any delivered later is one of these. */
+    latecb_set_ms(-1);
+    release_all();
+    atomic_store(&ran, 0);
+    atomic_store(&delivered_before, latecb_delivered());
+    sem_init(&ran_sem, 0, 0);
+    ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
+    e1 = launch(d, 20000);
+    e2 = launch(d, 20000);
+    e3 = launch(d, 20000);
+    ck_assert_int_eq(clgc_event_notify(e1, CLGC_NOTIFY_RAW, note, &s1),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clgc_event_post(e2, q, note, &s2), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetEventCallback(e3, CL_COMPLETE, note_cl, &s3),
+                     CL_SUCCESS);
+    sem_wait(&ran_sem);
+    sem_wait(&ran_sem);
+    ck_assert_int_eq(atomic_load(&delivered_then),
+                     atomic_load(&delivered_before));
+    p = (struct pollfd){clgc_queue_fd(q), POLLIN, 0};
+    while (atomic_load(&ran) < 3) {
+        ck_assert_int_eq(poll(&p, 1, -1), 1);
+        ck_assert_int_ge(clgc_queue_drain(q, 0), 0);
+    }
+    ck_assert_int_eq(atomic_load(&delivered_then),
+                     atomic_load(&delivered_before));
+    ck_assert_int_eq(s1, CL_COMPLETE);
+    ck_assert_int_eq(s2, CL_COMPLETE);
+    ck_assert_int_eq(s3, CL_COMPLETE);
+
+    release_all();
+    ck_assert_int_ge(latecb_delivered(), atomic_load(&delivered_before) + 3);
+    ck_assert_int_eq(clgc_queue_drain(q, 0), 0);
+    ck_assert_int_eq(atomic_load(&ran), 3);
+    ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
+    clReleaseEvent(e1);
+    clReleaseEvent(e2);
+    clReleaseEvent(e3);
+    sem_destroy(&ran_sem);
+}
+
+START_TEST(the_watcher_delivers_on_a_late_platform)
+{
+    struct device d;
+
+    latecb_set_ms(20);
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    learn(&d);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    deliveries_without_callbacks(&d);
+    device_close(&d);
+}
+END_TEST
+
+/* CLGC_WAIT_BACKOFF polls every platform, whatever was learned. */
+START_TEST(the_backoff_strategy_polls)
+{
+    struct device d;
+
+    latecb_set_ms(-1);
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_BACKOFF), CLGC_OK);
+    ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
+    release_all();
+    deliveries_without_callbacks(&d);
+    device_close(&d);
+}
+END_TEST
+
+/* The strategy and the driver information refuse what they cannot use. */
+START_TEST(bad_input_is_refused)
+{
+    clgc_wait_driver_info_t info;
+    cl_platform_id pocl = test_platform("Portable Computing Language");
+    int not_a_platform[8] = {0};
+
+    ck_assert_int_eq(clgc_wait_set_strategy((clgc_wait_strategy_t)7),
+                     CLGC_EINVAL);
+    ck_assert_int_eq(clgc_wait_set_strategy((clgc_wait_strategy_t)-1),
+                     CLGC_EINVAL);
+    ck_assert_int_eq(clgc_wait_driver_info(NULL, &info), CLGC_EINVAL);
+    ck_assert_int_eq(clgc_wait_driver_info(pocl, NULL), CLGC_EINVAL);
+    ck_assert_int_eq(
+        clgc_wait_driver_info((cl_platform_id)(void *)not_a_platform, &info),
+        CLGC_EINVAL);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    ck_assert_int_eq(clgc_wait_driver_info(pocl, &info), CLGC_OK);
+    ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LEARNING);
+    ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF);
+    ck_assert_int_eq(info.lateness_ns, -1);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("late");
+    TCase *tc = tcase_create("late");
+    SRunner *sr;
+    int failed, err = test_rt_install();
+
+    if (err != CLGC_OK) {
+        fprintf(stderr, "installing the test runtime: %s\n",
+                clgc_strerror(err));
+        return EXIT_FAILURE;
+    }
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, pocl_is_learned_prompt);
+    tcase_add_test(tc, late_callbacks_are_learned_late);
+    tcase_add_test(tc, held_callbacks_are_learned_late);
+    tcase_add_test(tc, the_watcher_delivers_on_a_late_platform);
+    tcase_add_test(tc, the_backoff_strategy_polls);
+    tcase_add_test(tc, bad_input_is_refused);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

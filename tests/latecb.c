@@ -1,0 +1,194 @@
+/* A late-callback driver over the real one (tests/latecb.h).
+ *
+ * The trampoline the driver calls only queues the callback: the delivery
+ * thread calls it when it is due. One thread delivers them all, in order,
+ * as a driver's callback thread would (NVIDIA's, PoCL 7's); the delay is
+ * counted from the driver's call, so a callback is never early. */
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include "latecb.h"
+
+typedef void(CL_CALLBACK *event_fn)(cl_event, cl_int, void *);
+
+struct late {
+    struct late *next;
+    event_fn fn;
+    void *data;
+    cl_event event;
+    cl_int status;
+    long due; /* ns, CLOCK_MONOTONIC; 0: held until latecb_release */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond; /* on the monotonic clock */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct late *head, *tail; /* made by the driver, not delivered */
+static int releasing, running;
+static atomic_long delay_ms, held, delivered, unmade;
+static cl_int(CL_API_CALL *real)(cl_event, cl_int, event_fn, void *);
+
+static long
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void *
+deliver(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        struct late *l = head;
+
+        if (l == NULL || (!releasing && l->due == 0)) {
+            pthread_cond_wait(&cond, &lock);
+            continue;
+        }
+        if (!releasing && now_ns() < l->due) {
+            struct timespec until = {l->due / 1000000000L,
+                                     l->due % 1000000000L};
+
+            pthread_cond_timedwait(&cond, &lock, &until);
+            continue;
+        }
+        head = l->next;
+        if (head == NULL)
+            tail = NULL;
+        pthread_mutex_unlock(&lock);
+        l->fn(l->event, l->status, l->data);
+        clReleaseEvent(l->event);
+        free(l);
+        pthread_mutex_lock(&lock);
+        atomic_fetch_sub(&held, 1);
+        atomic_fetch_add(&delivered, 1);
+        pthread_cond_broadcast(&cond);
+    }
+    return NULL;
+}
+
+static void
+init(void)
+{
+    pthread_condattr_t attr;
+    const char *ms = getenv("CLGC_TEST_LATE_CALLBACK_MS");
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&cond, &attr);
+    pthread_condattr_destroy(&attr);
+    *(void **)&real = dlsym(RTLD_NEXT, "clSetEventCallback");
+    if (ms != NULL)
+        atomic_store(&delay_ms, atol(ms));
+}
+
+/* The driver's callback: on its thread, or inline in the registration. */
+static void CL_CALLBACK
+trampoline(cl_event event, cl_int status, void *p)
+{
+    struct late *l = p;
+    long ms = atomic_load(&delay_ms);
+
+    atomic_fetch_sub(&unmade, 1);
+    clRetainEvent(event);
+    l->event = event;
+    l->status = status;
+    l->due = ms < 0 ? 0 : now_ns() + (ms > 0 ? ms : 0) * 1000000L;
+    l->next = NULL;
+    pthread_mutex_lock(&lock);
+    atomic_fetch_add(&held, 1);
+    /* The delivery thread waits for the head: a callback behind it is
+     * due later (or held as it is), and needs no wakeup. */
+    if (tail != NULL) {
+        tail->next = l;
+    } else {
+        head = l;
+        pthread_cond_broadcast(&cond);
+    }
+    tail = l;
+    pthread_mutex_unlock(&lock);
+}
+
+cl_int CL_API_CALL
+clSetEventCallback(cl_event event, cl_int type, event_fn fn, void *data)
+{
+    struct late *l;
+    cl_int err;
+
+    pthread_once(&once, init);
+    if (real == NULL)
+        return CL_INVALID_OPERATION;
+    if (atomic_load(&delay_ms) == 0 || fn == NULL)
+        return real(event, type, fn, data);
+    l = calloc(1, sizeof(*l));
+    if (l == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    l->fn = fn;
+    l->data = data;
+    pthread_mutex_lock(&lock);
+    if (!running) {
+        pthread_t t;
+
+        running = pthread_create(&t, NULL, deliver, NULL) == 0;
+        if (running)
+            pthread_detach(t);
+    }
+    pthread_mutex_unlock(&lock);
+    atomic_fetch_add(&unmade, 1);
+    err = real(event, type, trampoline, l);
+    if (err != CL_SUCCESS) {
+        atomic_fetch_sub(&unmade, 1);
+        free(l);
+    }
+    return err;
+}
+
+void
+latecb_set_ms(long ms)
+{
+    pthread_once(&once, init);
+    atomic_store(&delay_ms, ms);
+}
+
+long
+latecb_held(void)
+{
+    return atomic_load(&held);
+}
+
+long
+latecb_unmade(void)
+{
+    return atomic_load(&unmade);
+}
+
+long
+latecb_delivered(void)
+{
+    return atomic_load(&delivered);
+}
+
+void
+latecb_release(void)
+{
+    pthread_once(&once, init);
+    pthread_mutex_lock(&lock);
+    releasing++;
+    pthread_cond_broadcast(&cond);
+    while (atomic_load(&held) != 0)
+        pthread_cond_wait(&cond, &lock);
+    releasing--;
+    pthread_mutex_unlock(&lock);
+}

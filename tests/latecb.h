@@ -1,0 +1,35 @@
+#ifndef CLGC_TESTS_LATECB_H
+#define CLGC_TESTS_LATECB_H
+
+/* A late-callback driver over the real one, for the tests and clgc-bench:
+ * it defines clSetEventCallback, which libclgc's calls reach before the
+ * ICD loader's (the dynamic linker binds them to the first definition: a
+ * program linked with tests/latecb.c, or tests/liblatecb.so preloaded
+ * with LD_PRELOAD), registers a trampoline of its own with the real one
+ * (dlsym(RTLD_NEXT)), and delivers each callback from a thread of its own
+ * some time after the driver called the trampoline, as NVIDIA's OpenCL
+ * does 10 to 20 ms after the command completes. The status the command
+ * reaches is the driver's, on time: only the callbacks are late.
+ *
+ * The delay is CLGC_TEST_LATE_CALLBACK_MS milliseconds (read at the first
+ * registration; 0 or unset: the callbacks pass through untouched), or
+ * what latecb_set_ms sets. Callbacks are delivered in the order the driver
+ * made them, each with a reference to its event held until it returns. */
+
+/* The delay of the callbacks the driver makes from now on: ms > 0 delays
+ * them that long; 0 passes later registrations through untouched; ms < 0
+ * holds them until latecb_release. Any thread. */
+void latecb_set_ms(long ms);
+
+/* How many callbacks the driver has made that are not delivered yet, how
+ * many registrations it has not called back for yet, and how many
+ * callbacks were delivered late. Any thread. */
+long latecb_held(void);
+long latecb_unmade(void);
+long latecb_delivered(void);
+
+/* Deliver every callback the driver has made, now, and return once they
+ * have returned. Not from a callback. */
+void latecb_release(void);
+
+#endif /* CLGC_TESTS_LATECB_H */

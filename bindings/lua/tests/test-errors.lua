@@ -74,26 +74,25 @@ clgc.run(function()
         "a clgc.Event in the list has been released")
 end)
 
--- A failed command: the wait says so as clWaitForEvents does.
+-- A failed event: the wait says so as clWaitForEvents does. A user event
+-- set to an error status, waited for itself: with a command queued behind
+-- it, PoCL 3.1 aborted now and then at exit ("PTHREAD ERROR in
+-- pocl_lock_events_inorder"), whatever the order of the releases.
 local u = clgc.user_event(ctx)
-local m = q:marker(u)
 u:set_status(-5)
-lib.raises(function() clgc.wait(m) end, "clgc.wait",
+lib.raises(function() clgc.wait(u) end, "clgc.wait",
     "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)")
 lib.raises(function() u:set_status(1) end, "clgc.Event:set_status",
     "CL_INVALID_VALUE")
-lib.let_go(m)
-lib.let_go(u)
+u:release()
 -- The same in a coroutine: the completion comes through the queue with
 -- the real, negative status (clgc's watcher reports what PoCL does not).
 clgc.run(function()
     local u2 = clgc.user_event(ctx)
-    local m2 = q:marker(u2)
     u2:set_status(-5)
-    lib.raises(function() clgc.wait(m2) end, "clgc.wait",
+    lib.raises(function() clgc.wait(u2) end, "clgc.wait",
         "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)")
-    lib.let_go(m2)
-    lib.let_go(u2)
+    u2:release()
 end)
 
 -- The generic path checks its arguments against the metadata.

@@ -112,22 +112,6 @@ release_all(void)
     ck_assert_int_eq(latecb_held(), 0);
 }
 
-static int
-sleeps_in_futex(pid_t tid)
-{
-    char path[64], buf[32] = "";
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    if (fgets(buf, sizeof(buf), f) == NULL)
-        buf[0] = 0;
-    fclose(f);
-    return strncmp(buf, "202 ", 4) == 0; /* SYS_futex on x86-64 */
-}
-
 struct gate {
     cl_event event;
     pid_t waiter;
@@ -138,7 +122,7 @@ open_when_asleep(void *arg)
 {
     struct gate *g = arg;
 
-    while (!sleeps_in_futex(g->waiter))
+    while (!test_sleeps_in_futex(g->waiter))
         sched_yield();
     clSetUserEventStatus(g->event, CL_COMPLETE);
     return NULL;

@@ -96,28 +96,12 @@ struct sleep_setter {
     pid_t tid;
 };
 
-static int
-sleeps_in_futex(pid_t tid)
-{
-    char path[64], buf[32] = "";
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    if (fgets(buf, sizeof(buf), f) == NULL)
-        buf[0] = 0;
-    fclose(f);
-    return strncmp(buf, "202 ", 4) == 0; /* SYS_futex on x86-64 */
-}
-
 static void *
 set_when_asleep(void *arg)
 {
     struct sleep_setter *s = arg;
 
-    while (!sleeps_in_futex(s->tid))
+    while (!test_sleeps_in_futex(s->tid))
         sched_yield();
     return test_set_status(&s->set);
 }
@@ -461,7 +445,7 @@ fail_each_when_asleep(void *arg)
     struct failing_setter *f = arg;
 
     for (int i = 0; i < f->n; i++) {
-        while (atomic_load(&f->next) != i || !sleeps_in_futex(f->tid))
+        while (atomic_load(&f->next) != i || !test_sleeps_in_futex(f->tid))
             sched_yield();
         clgc_clSetUserEventStatus(f->events[i], -5);
     }

@@ -151,22 +151,6 @@ START_TEST(the_watcher_costs_little)
 }
 END_TEST
 
-static int
-sleeps_in_futex(pid_t tid)
-{
-    char path[64], buf[32] = "";
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    if (fgets(buf, sizeof(buf), f) == NULL)
-        buf[0] = 0;
-    fclose(f);
-    return strncmp(buf, "202 ", 4) == 0; /* SYS_futex on x86-64 */
-}
-
 /* Once the waiter sleeps: call the old wait's callback (fn, data) again,
  * give the waiter every chance to return, then complete the event. */
 struct late {
@@ -182,7 +166,7 @@ call_late_then_complete(void *arg)
 {
     struct late *l = arg;
 
-    while (!sleeps_in_futex(l->tid))
+    while (!test_sleeps_in_futex(l->tid))
         sched_yield();
     l->fn(l->old, CL_COMPLETE, l->data);
     for (int i = 0; i < 1000 && !atomic_load(&l->returned); i++)
@@ -196,7 +180,7 @@ complete_when_asleep(void *arg)
 {
     struct late *l = arg;
 
-    while (!sleeps_in_futex(l->tid))
+    while (!test_sleeps_in_futex(l->tid))
         sched_yield();
     clSetUserEventStatus(l->old, CL_COMPLETE);
     return NULL;

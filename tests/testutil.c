@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "testutil.h"
 
@@ -238,4 +239,21 @@ test_event_let_go(cl_event event)
             return;
         sched_yield();
     }
+}
+
+int
+test_sleeps_in_futex(pid_t tid)
+{
+    char path[64], buf[32] = "", want[16];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+    snprintf(want, sizeof(want), "%d ", (int)SYS_futex);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fgets(buf, sizeof(buf), f) == NULL)
+        buf[0] = 0;
+    fclose(f);
+    return strncmp(buf, want, strlen(want)) == 0;
 }

@@ -6,6 +6,7 @@
  * and helpers for the real PoCL platform. */
 
 #include <check.h>
+#include <sys/types.h>
 
 #include "clgc.h"
 
@@ -100,5 +101,10 @@ Suite *clgc_make_callback_suite(void);
 Suite *clgc_make_callback_threads_suite(void);
 Suite *clgc_make_ffi_suite(void);
 Suite *clgc_make_ffi_threads_suite(void);
+
+/* 1 if thread tid of this process is blocked in futex(2) now (a waiter's
+ * sleep), read from /proc/self/task/TID/syscall; 0 otherwise. Tests use
+ * it to act only once a waiter sleeps, whatever the scheduling. */
+int test_sleeps_in_futex(pid_t tid);
 
 #endif /* CLGC_TESTUTIL_H */

@@ -102,6 +102,10 @@ clgc__events_outcome(cl_uint n, const cl_event *events)
 
 #define CLGC__LATE_NS 1000000L
 #define CLGC__LEARN_SAMPLES 8
+/* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt platform
+ * late, and how often a wait on a prompt platform samples it again. */
+#define CLGC__LATE_QUORUM 3
+#define CLGC__RESAMPLE_EVERY 16
 
 struct clgc__driver {
     atomic_int learned; /* clgc_wait_driver_t */
@@ -111,6 +115,7 @@ struct clgc__driver {
     long probe_ns;
     long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
     unsigned nlateness;
+    atomic_uint waits; /* on the platform learned prompt: when to resample */
 };
 
 static struct clgc__driver clgc__drivers[CLGC__MAX_PLATFORMS];
@@ -171,6 +176,7 @@ clgc__strategy_set(clgc_wait_strategy_t s)
         atomic_store(&d->late, 0);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
         d->nlateness = 0;
+        atomic_store(&d->waits, 0);
         clgc__driver_unlock(d);
     }
 }
@@ -206,11 +212,33 @@ clgc__driver_polls(int platform)
     return s == CLGC_WAIT_BACKOFF;
 }
 
-/* Under d's lock: one sample. */
+int
+clgc__driver_resample(int platform)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+
+    if (atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
+            CLGC_WAIT_LEARN ||
+        atomic_load_explicit(&d->learned, memory_order_relaxed) !=
+            CLGC_WAIT_DRIVER_PROMPT)
+        return 0;
+    return atomic_fetch_add_explicit(&d->waits, 1, memory_order_relaxed) %
+               CLGC__RESAMPLE_EVERY ==
+           CLGC__RESAMPLE_EVERY - 1;
+}
+
+/* Under d's lock: one sample. The first CLGC__LEARN_SAMPLES decide by
+ * majority. After that a prompt platform turns late when
+ * CLGC__LATE_QUORUM of the last CLGC__LEARN_SAMPLES were late: NVIDIA's
+ * callbacks are prompt for short commands and 10 to 16 ms late for
+ * commands of a millisecond or more, so a process whose first waits are
+ * short learns it prompt, and its resampled long waits must be able to
+ * turn it. Late stays late: a late platform's prompt samples (its short
+ * commands) say nothing about its long ones. */
 static void
 clgc__driver_sample(struct clgc__driver *d, long lateness)
 {
-    unsigned prompt, late;
+    unsigned prompt, late, recent = 0;
 
     d->lateness[d->nlateness++ % CLGC__LEARN_SAMPLES] = lateness;
     if (lateness >= CLGC__LATE_NS)
@@ -219,10 +247,21 @@ clgc__driver_sample(struct clgc__driver *d, long lateness)
     else
         prompt = atomic_fetch_add(&d->prompt, 1) + 1,
         late = atomic_load(&d->late);
-    if (prompt + late == CLGC__LEARN_SAMPLES &&
-        atomic_load(&d->learned) == CLGC_WAIT_DRIVER_LEARNING)
-        atomic_store(&d->learned, late > prompt ? CLGC_WAIT_DRIVER_LATE
-                                                : CLGC_WAIT_DRIVER_PROMPT);
+    switch (atomic_load(&d->learned)) {
+    case CLGC_WAIT_DRIVER_LEARNING:
+        if (prompt + late >= CLGC__LEARN_SAMPLES)
+            atomic_store(&d->learned, late > prompt ? CLGC_WAIT_DRIVER_LATE
+                                                    : CLGC_WAIT_DRIVER_PROMPT);
+        break;
+    case CLGC_WAIT_DRIVER_PROMPT:
+        for (unsigned i = 0; i < CLGC__LEARN_SAMPLES; i++)
+            recent += d->lateness[i] >= CLGC__LATE_NS;
+        if (recent >= CLGC__LATE_QUORUM)
+            atomic_store(&d->learned, CLGC_WAIT_DRIVER_LATE);
+        break;
+    default:
+        break;
+    }
 }
 
 void

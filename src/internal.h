@@ -305,6 +305,10 @@ int clgc__driver_of(const void *object);
 /* 0: its events are waited for by callback; 1: polled (learned late, or
  * CLGC_WAIT_BACKOFF); 2: polled while it is learned. */
 int clgc__driver_polls(int platform);
+/* Whether this wait, on a platform learned prompt, should poll as while
+ * it is learned, so that the platform is still sampled (one wait in
+ * CLGC__RESAMPLE_EVERY). */
+int clgc__driver_resample(int platform);
 /* A callback came before the poller's own look saw its events done. */
 void clgc__driver_prompt(int platform);
 /* A poller's look saw the events of key complete before their callback. */

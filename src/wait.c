@@ -477,6 +477,8 @@ clgc__wait_body(void *p)
         /* One platform: the flush refused events of two contexts. */
         platform = clgc__driver_of(a->events[0]);
         polls = clgc__driver_polls(platform);
+        if (polls == 0 && clgc__driver_resample(platform))
+            polls = 2;
         path = clgc__sleep_until_fired(a, polls, platform, &key);
         if (path == CLGC_WAIT_PATH_NONE) {
             clWaitForEvents(a->n, a->events);

@@ -176,6 +176,43 @@ START_TEST(pocl_is_learned_prompt)
 }
 END_TEST
 
+/* A driver whose callbacks are prompt at first and late later (NVIDIA's:
+ * prompt for short commands, 10 to 16 ms late for long ones) is learned
+ * prompt, then late from the waits that sample it again (one in 16), and
+ * stays late. A bound on the waits, not a time. */
+START_TEST(a_prompt_platform_that_turns_late_is_learned_late)
+{
+    struct device d;
+    int waits = 0;
+
+    latecb_set_ms(0);
+    device_open(&d);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    learn(&d);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
+    latecb_set_ms(20);
+    for (; waits < 2000 && learned(&d) == CLGC_WAIT_DRIVER_PROMPT; waits++) {
+        cl_event ev = launch(&d, 2000);
+
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+    }
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    /* Late waits end by their own looks, and prompt samples (the vehicle
+     * off again) do not turn it back. */
+    latecb_set_ms(0);
+    for (int i = 0; i < 64; i++) {
+        cl_event ev = launch(&d, 2000);
+
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+    }
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    release_all();
+    device_close(&d);
+}
+END_TEST
+
 /* Callbacks 20 ms late: learned late from the callbacks' own lateness. */
 START_TEST(late_callbacks_are_learned_late)
 {
@@ -369,6 +406,7 @@ main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, pocl_is_learned_prompt);
     tcase_add_test(tc, late_callbacks_are_learned_late);
+    tcase_add_test(tc, a_prompt_platform_that_turns_late_is_learned_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);
     tcase_add_test(tc, the_watcher_delivers_on_a_late_platform);
     tcase_add_test(tc, the_backoff_strategy_polls);

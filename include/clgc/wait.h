@@ -125,11 +125,15 @@ typedef enum clgc_wait_strategy {
  * CLGC_EINVAL for an unknown strategy. */
 CLGC_EXTERN int clgc_wait_set_strategy(clgc_wait_strategy_t strategy);
 
-/* What clgc learned of a platform's completion callbacks. */
+/* What clgc learned of a platform's completion callbacks. A prompt
+ * platform is sampled again by one wait in 16, and turns late when 3 of
+ * its last 8 samples were; a late platform stays late (until
+ * clgc_wait_set_strategy(CLGC_WAIT_LEARN)). */
 typedef enum clgc_wait_driver {
     CLGC_WAIT_DRIVER_LEARNING, /* fewer than 8 samples yet */
-    CLGC_WAIT_DRIVER_PROMPT,   /* most callbacks came within 1 ms */
-    CLGC_WAIT_DRIVER_LATE      /* most came 1 ms or more after the status */
+    CLGC_WAIT_DRIVER_PROMPT,   /* most of the first 8 came within 1 ms */
+    CLGC_WAIT_DRIVER_LATE      /* most came 1 ms or more after the status,
+                                  or 3 of 8 later ones did */
 } clgc_wait_driver_t;
 
 typedef struct clgc_wait_driver_info {

@@ -79,8 +79,9 @@ clgc__events_outcome(cl_uint n, const cl_event *events)
  * Some drivers call back long after the status says complete (NVIDIA's
  * OpenCL: 10 to 20 ms), and a wait that sleeps until the callback is then
  * that much late. A wait that polls sees it; so a platform is learned
- * from the waits (and the watcher's looks) that poll while it is not
- * known yet:
+ * from the waits that poll while it is not known yet, and from one wait
+ * in CLGC__RESAMPLE_EVERY once it is known prompt (the watcher's looks on
+ * a late platform sample it too, which changes nothing: late stays):
  *
  * - a callback that wakes the poller before its own look saw the events
  *   done is a prompt sample (lateness 0);

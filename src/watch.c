@@ -23,8 +23,8 @@
  * outside the lock: the lock is held only to copy the list, so OpenCL's
  * callbacks (which take it to claim their watch) never wait for a query.
  *
- * On a platform whose callbacks come late (or are not learned yet, or
- * with CLGC_WAIT_BACKOFF: clgc__driver_polls), a watch is also "fast":
+ * On a platform whose callbacks come late (learned so, or with
+ * CLGC_WAIT_BACKOFF: clgc__driver_polls), a watch is also "fast":
  * the watcher delivers it as soon as a look sees its event reach the
  * status registered for, without waiting for the callback. Fast watches
  * are looked at on a backoff schedule: CLGC__FAST_MIN_NS after the newest
@@ -32,10 +32,12 @@
  * apart; and never sooner after a look than CLGC__FAST_CPU times the CPU
  * that look took, so the watcher spends at most about a tenth of a core
  * however many are pending. These looks read only the fast watches.
- * While a platform is still being learned, its watches are fast only for
- * their first CLGC__LEARN_WATCH_NS: a notification on a user event that
- * stays pending for minutes teaches nothing, and should not cost a tenth
- * of a core for as long. */
+ * While a platform is still being learned (by the waits, wait.c), its
+ * watches are not fast: their callbacks run on the driver's thread, as
+ * on a prompt platform, which is where a runtime's tests and programs
+ * expect them (a Scheme callback on PoCL's thread, say), and a watcher
+ * that raced the driver's callback would make that thread a matter of
+ * chance. */
 
 #include <pthread.h>
 #include <stdint.h>
@@ -51,7 +53,6 @@
 #define CLGC__FAST_MIN_NS 10000L
 #define CLGC__FAST_MAX_NS 1000000L
 #define CLGC__FAST_CPU 10
-#define CLGC__LEARN_WATCH_NS 100000000L
 
 /* An id is index | generation << CLGC__WATCH_SHIFT. */
 #define CLGC__WATCH_SHIFT 24
@@ -68,10 +69,8 @@ struct clgc__watch_slot {
     cl_int type;         /* the status registered for */
     unsigned char armed; /* event is retained and scanned */
     unsigned char used;  /* not on the free list */
-    unsigned char fast;  /* delivered when a look sees type reached: 1, or 2
-                            while its platform is learned */
+    unsigned char fast;  /* delivered when a look sees type reached */
     unsigned char platform;
-    long armed_ns; /* when it was armed */
 };
 
 static pthread_mutex_t clgc__watch_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -252,7 +251,6 @@ static void
 clgc__scan(int fast_only)
 {
     unsigned k = 0;
-    long now = clgc__watch_now();
 
     if (clgc__armed == 0)
         return;
@@ -269,17 +267,6 @@ clgc__scan(int fast_only)
 
         if (!s->used || !s->armed || s->w == NULL)
             continue;
-        if (s->fast == 2) {
-            /* Learned meanwhile, or pending too long to teach anything. */
-            int polls = clgc__driver_polls(s->platform);
-
-            if (polls == 1)
-                s->fast = 1;
-            else if (polls == 0 || now - s->armed_ns > CLGC__LEARN_WATCH_NS) {
-                s->fast = 0;
-                clgc__armed_fast--;
-            }
-        }
         if (fast_only && !s->fast)
             continue;
         s->holds++;
@@ -502,7 +489,7 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     uintptr_t id;
     uint32_t i = CLGC__NO_SLOT;
     int held, platform = clgc__driver_of(event);
-    int fast = clgc__driver_polls(platform);
+    int fast = clgc__driver_polls(platform) == 1;
 
     pthread_once(&clgc__watch_once, clgc__watch_init);
     if (clgc__watch_init_failed) {
@@ -542,9 +529,8 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
          * one: its looks start again at CLGC__FAST_MIN_NS. */
         if (fast) {
             s->fast = (unsigned char)fast;
-            s->armed_ns = clgc__watch_now();
             clgc__armed_fast++;
-            clgc__fast_since = s->armed_ns;
+            clgc__fast_since = clgc__watch_now();
         }
         if (clgc__armed++ == 0 || fast)
             pthread_cond_signal(&clgc__watch_cond);

@@ -1,0 +1,57 @@
+#!/bin/sh
+# libclgc-layer under unmodified programs (tests/layerprog.c, clinfo),
+# through the real ICD loader. Run in the build tree (`make check` does,
+# with OCL_ICD_VENDORS naming the stub and PoCL).
+set -eu
+layer=$PWD/.libs/libclgc-layer.so
+prog=./tests/layerprog
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+fail() {
+    echo "FAIL: $*"
+    status=1
+}
+
+# Each call reaches the stub once, inside exactly one region, with the
+# layer (the plain waits: the cooperative ones ask the stub's events for
+# their status); without it the program sees the same results.
+OPENCL_LAYERS=$layer CLGC_LAYER_WAIT=plain $prog stub 1 >"$tmp/with" ||
+    fail "layerprog with the layer: $(cat "$tmp/with")"
+$prog stub -1 >"$tmp/without" ||
+    fail "layerprog without the layer: $(cat "$tmp/without")"
+cmp -s "$tmp/with" "$tmp/without" ||
+    fail "results differ with the layer: $(diff "$tmp/without" "$tmp/with")"
+
+# clinfo prints the same with and without the layer, on the real drivers
+# (the stub's answers are not what clinfo can print).
+if command -v clinfo >/dev/null 2>&1; then
+    mkdir "$tmp/vendors"
+    for f in "$OCL_ICD_VENDORS"/*.icd; do
+        case $f in */clgc-stub.icd) ;; *) cp "$f" "$tmp/vendors/" ;; esac
+    done
+    OCL_ICD_VENDORS=$tmp/vendors clinfo >"$tmp/clinfo0" 2>&1 ||
+        fail "clinfo without the layer"
+    OCL_ICD_VENDORS=$tmp/vendors OPENCL_LAYERS=$layer clinfo \
+        >"$tmp/clinfo1" 2>&1 ||
+        fail "clinfo with the layer"
+    cmp -s "$tmp/clinfo0" "$tmp/clinfo1" ||
+        fail "clinfo differs with the layer"
+fi
+
+# A second copy of the layer says so and passes calls through (the same
+# path twice is loaded once by ocl-icd): each call still in one region.
+cp "$layer" "$tmp/copy.so"
+OPENCL_LAYERS=$layer:$tmp/copy.so CLGC_LAYER_WAIT=plain $prog stub 1 \
+    >"$tmp/twice" 2>"$tmp/twice.err" || fail "layer twice: $(cat "$tmp/twice")"
+grep -q "clgc layer: loaded twice" "$tmp/twice.err" ||
+    fail "layer twice: no word on stderr"
+
+# CLGC_RUNTIME=boehm in a process without bdwgc: says so, works on.
+OPENCL_LAYERS=$layer CLGC_RUNTIME=boehm CLGC_LAYER_WAIT=plain $prog stub 1 \
+    >"$tmp/nogc" 2>"$tmp/nogc.err" || fail "no bdwgc: $(cat "$tmp/nogc")"
+grep -q "CLGC_RUNTIME=boehm, but this process has no bdwgc" "$tmp/nogc.err" ||
+    fail "no bdwgc: no word on stderr"
+
+exit $status

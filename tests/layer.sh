@@ -54,4 +54,24 @@ OPENCL_LAYERS=$layer CLGC_RUNTIME=boehm CLGC_LAYER_WAIT=plain $prog stub 1 \
 grep -q "CLGC_RUNTIME=boehm, but this process has no bdwgc" "$tmp/nogc.err" ||
     fail "no bdwgc: no word on stderr"
 
+# An unmodified bdwgc program: its OpenCL thread, blocked in
+# clWaitForEvents on PoCL while another thread collects five times, is
+# suspended by every collection without the layer and by none with it and
+# CLGC_RUNTIME=boehm, with the cooperative wait and with the plain one.
+if [ -x ./tests/layergc ]; then
+    ./tests/layergc 5 >"$tmp/gc0" || fail "layergc without the layer"
+    grep -qx "suspended 5" "$tmp/gc0" ||
+        fail "without the layer: $(cat "$tmp/gc0"), not 5 suspensions"
+    for wait in clgc plain; do
+        OPENCL_LAYERS=$layer CLGC_RUNTIME=boehm CLGC_LAYER_WAIT=$wait \
+            ./tests/layergc 5 >"$tmp/gc1" 2>"$tmp/gc1.err" ||
+            fail "layergc with the layer ($wait): $(cat "$tmp/gc1.err")"
+        grep -qx "suspended 0" "$tmp/gc1" ||
+            fail "with the layer ($wait): $(cat "$tmp/gc1")"
+        if [ -s "$tmp/gc1.err" ]; then
+            fail "with the layer ($wait): $(cat "$tmp/gc1.err")"
+        fi
+    done
+fi
+
 exit $status

@@ -626,11 +626,11 @@ def linker_maps(reg, top):
                " new export", " * cannot slip into a released node. */"]
         for node, parent, calls, wrappers in _map_nodes(reg, nodes):
             out += ["%s {" % node, "  global:"]
-            if calls and not calls[0].startswith("clgc_"):
+            if calls:
                 out.append("    /* the layer interface, declared in"
-                           " CL/cl_layer.h */")
-            elif calls:
-                out.append("    /* written by hand, declared in"
+                           " CL/cl_layer.h */"
+                           if not calls[0].startswith("clgc_") else
+                           "    /* written by hand, declared in"
                            " include/clgc/ */")
                 out += ["    %s;" % s for s in calls]
             if wrappers:

@@ -63,6 +63,11 @@ grep -q "CLGC_RUNTIME=boehm, but this process has no bdwgc" "$tmp/nogc.err" ||
 # suspended by every collection without the layer and by none with it and
 # CLGC_RUNTIME=boehm, with the cooperative wait and with the plain one.
 if [ -x ./tests/layergc ]; then
+    # Under ASan a thread of this program fails to unmap its alternate
+    # signal stack at exit, with or without the layer and with no
+    # collection at all (the cause is not known yet): ASan keeps none.
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}use_sigaltstack=0"
+    export ASAN_OPTIONS
     ./tests/layergc 5 >"$tmp/gc0" || fail "layergc without the layer"
     grep -qx "suspended 5" "$tmp/gc0" ||
         fail "without the layer: $(cat "$tmp/gc0"), not 5 suspensions"

@@ -24,6 +24,12 @@ $prog stub -1 >"$tmp/without" ||
 cmp -s "$tmp/with" "$tmp/without" ||
     fail "results differ with the layer: $(diff "$tmp/without" "$tmp/with")"
 
+# The cooperative waits answer bad input as the driver's waits do.
+OPENCL_LAYERS=$layer $prog bad >"$tmp/bad1" || fail "layerprog bad, layer"
+$prog bad >"$tmp/bad0" || fail "layerprog bad"
+cmp -s "$tmp/bad0" "$tmp/bad1" ||
+    fail "bad input answered otherwise: $(diff "$tmp/bad0" "$tmp/bad1")"
+
 # clinfo prints the same with and without the layer, on the real drivers
 # (the stub's answers are not what clinfo can print).
 # A sanitizer build's layer cannot load into the uninstrumented clinfo

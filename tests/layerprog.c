@@ -3,6 +3,7 @@
  * clgc. Run with and without OPENCL_LAYERS naming libclgc-layer.
  *
  *   layerprog stub DEPTH
+ *   layerprog bad
  *
  * calls a set of dispatched commands on the stub ICD's objects and checks
  * that each reaches the stub exactly once, at safe-region depth DEPTH as
@@ -123,15 +124,48 @@ run_stub(int depth)
     check("clWaitForEvents", (uint32_t)clWaitForEvents(1, (cl_event *)&event),
           depth);
     check("clReleaseEvent", (uint32_t)clReleaseEvent(event), depth);
+
+    /* Bad input: NULL objects never reach the stub, and the program gets
+     * the loader's own error, the same with the layer as without. */
+    err = 0;
+    printf("clFlush(NULL) -> %d\n", clFlush(NULL));
+    printf("clReleaseEvent(NULL) -> %d\n", clReleaseEvent(NULL));
+    printf("clGetMemObjectInfo(NULL) -> %d\n",
+           clGetMemObjectInfo(NULL, CL_MEM_SIZE, 0, NULL, &size));
+    printf("clCreateBuffer(NULL) -> %p, %d\n",
+           (void *)clCreateBuffer(NULL, CL_MEM_READ_WRITE, 64, NULL, &err),
+           err);
+    if (ctl->calls != 0) {
+        printf("FAIL: NULL objects reached the stub (%lu calls)\n", ctl->calls);
+        failures++;
+    }
     ctl->probe = NULL;
     return failures != 0;
+}
+
+/* The waits on bad input: the same errors with the cooperative waits as
+ * with the driver's. */
+static int
+run_bad(void)
+{
+    cl_event none = NULL;
+
+    if (stub_platform() == NULL)
+        return 1;
+    printf("clFinish(NULL) -> %d\n", clFinish(NULL));
+    printf("clWaitForEvents(0, NULL) -> %d\n", clWaitForEvents(0, NULL));
+    printf("clWaitForEvents(1, NULL) -> %d\n", clWaitForEvents(1, NULL));
+    printf("clWaitForEvents(1, {NULL}) -> %d\n", clWaitForEvents(1, &none));
+    return 0;
 }
 
 int
 main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "bad") == 0)
+        return run_bad();
     if (argc == 3 && strcmp(argv[1], "stub") == 0)
         return run_stub(atoi(argv[2]));
-    fprintf(stderr, "usage: layerprog stub DEPTH\n");
+    fprintf(stderr, "usage: layerprog stub DEPTH | bad\n");
     return 2;
 }

@@ -24,6 +24,17 @@ $prog stub -1 >"$tmp/without" ||
 cmp -s "$tmp/with" "$tmp/without" ||
     fail "results differ with the layer: $(diff "$tmp/without" "$tmp/with")"
 
+# clWaitForEvents on a stub event: the cooperative wait's own calls come
+# back through the loader and reach the stub at depth 1 (the wait's region,
+# no second one), and they are not the plain wait's single call.
+OPENCL_LAYERS=$layer $prog coop >"$tmp/coop1" ||
+    fail "cooperative wait: $(cat "$tmp/coop1")"
+OPENCL_LAYERS=$layer CLGC_LAYER_WAIT=plain $prog coop >"$tmp/coop0" ||
+    fail "plain wait: $(cat "$tmp/coop0")"
+if cmp -s "$tmp/coop0" "$tmp/coop1"; then
+    fail "CLGC_LAYER_WAIT=plain changes nothing: $(cat "$tmp/coop1")"
+fi
+
 # The cooperative waits answer bad input as the driver's waits do.
 OPENCL_LAYERS=$layer $prog bad >"$tmp/bad1" || fail "layerprog bad, layer"
 $prog bad >"$tmp/bad0" || fail "layerprog bad"

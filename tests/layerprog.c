@@ -4,6 +4,7 @@
  *
  *   layerprog stub DEPTH
  *   layerprog bad
+ *   layerprog coop
  *
  * calls a set of dispatched commands on the stub ICD's objects and checks
  * that each reaches the stub exactly once, at safe-region depth DEPTH as
@@ -159,13 +160,48 @@ run_bad(void)
     return 0;
 }
 
+/* clWaitForEvents on a stub event with the cooperative wait: clgc's wait
+ * makes its own calls (the event's status, its queue...), which come back
+ * through the loader to the layer; each must reach the stub at region
+ * depth 1, inside the wait's one region, never a second. Prints the
+ * commands the stub saw first. */
+static int
+run_coop(void)
+{
+    cl_platform_id p = stub_platform();
+    void *event, *lib;
+    cl_int ret;
+
+    if (p == NULL || clGetPlatformInfo(p, STUB_PLATFORM_CONTROL, sizeof ctl,
+                                       &ctl, NULL) != CL_SUCCESS)
+        return 1;
+    lib = dlopen("libclgc.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib != NULL)
+        *(void **)&region_depth = dlsym(lib, "clgc_thread_region_depth");
+    event = ctl->object(p, 5);
+    ctl->probe = probe;
+    ctl->reset();
+    ret = clWaitForEvents(1, (cl_event *)&event);
+    ctl->probe = NULL;
+    printf("clWaitForEvents -> %d after %lu stub calls:", ret, ctl->calls);
+    for (unsigned long i = 0; i < ctl->calls && i < STUB_LOG_SIZE; i++) {
+        printf(" %u@%d", ctl->log[i].index, ctl->log[i].probe);
+        if (ctl->log[i].probe != 1)
+            failures++;
+    }
+    printf("\n");
+    return failures != 0 || ctl->calls == 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "coop") == 0)
+        return run_coop();
     if (argc == 2 && strcmp(argv[1], "bad") == 0)
         return run_bad();
     if (argc == 3 && strcmp(argv[1], "stub") == 0)
         return run_stub(atoi(argv[2]));
-    fprintf(stderr, "usage: layerprog stub DEPTH | bad\n");
+    fprintf(stderr, "usage: layerprog stub DEPTH | bad | coop\n");
     return 2;
 }

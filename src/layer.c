@@ -119,8 +119,7 @@ clgc__layer_boehm(void)
 
     if (dlsym(RTLD_DEFAULT, "GC_do_blocking") == NULL) {
         clgc__layer_say("CLGC_RUNTIME=boehm, but this process has no bdwgc "
-                        "(no GC_do_blocking): no runtime installed, calls "
-                        "pass through without safe regions",
+                        "(no GC_do_blocking): the layer installs no runtime",
                         NULL);
         return;
     }

@@ -24,6 +24,15 @@ $prog stub -1 >"$tmp/without" ||
 cmp -s "$tmp/with" "$tmp/without" ||
     fail "results differ with the layer: $(diff "$tmp/without" "$tmp/with")"
 
+# A program that installs its own runtime keeps it: each direct call
+# comes in one of its regions, with or without CLGC_RUNTIME.
+for rt in "" none boehm; do
+    OPENCL_LAYERS=$layer CLGC_RUNTIME=$rt CLGC_LAYER_WAIT=plain \
+        ./tests/layerown >"$tmp/own" 2>"$tmp/own.err" ||
+        fail "own runtime (CLGC_RUNTIME=$rt): $(cat "$tmp/own")"
+done
+./tests/layerown >"$tmp/own" && fail "own runtime: regions without the layer"
+
 # clWaitForEvents on a stub event: the cooperative wait's own calls come
 # back through the loader and reach the stub at depth 1 (the wait's region,
 # no second one), and they are not the plain wait's single call.

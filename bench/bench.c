@@ -18,6 +18,12 @@
  *   boehm-skip  the Boehm adapter with CLGC_RUNTIME_SKIP_NONBLOCKING
  *
  * and for the Boehm runs also the raw call inside a bare GC_do_blocking.
+ * With --layer PATH (libclgc-layer, docs/layer.md) it then times the same
+ * calls through the ICD loader against the driver's own function, taken
+ * from the object's dispatch table: without the layer ("loader", what the
+ * loader adds), with it and no runtime ("layer"), and with it and
+ * CLGC_RUNTIME=boehm ("layer-boehm"); the layer's own cost is the
+ * difference from the "loader" row.
  * A runtime can be installed once per process, so each runs in a child
  * process of its own; the variants alternate within it. With one thread
  * each figure is the median over the samples of the mean time of one call
@@ -40,6 +46,8 @@
 
 #include "clgc/boehm.h"
 #endif
+
+#include <CL/cl_icd.h>
 
 #include "bench.h"
 #include "clgc.h"
@@ -320,6 +328,55 @@ run_call(const void *arg)
     return 0;
 }
 
+/* --layer: the layer's path, or NULL. */
+static const char *layer_path;
+
+/* A child of the layer mode: OPENCL_LAYERS and CLGC_RUNTIME are set before
+ * the process's first OpenCL call, where the loader reads them. */
+static int
+run_layer(const void *arg)
+{
+    const char *mode = arg;
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_event event;
+    cl_int err;
+
+    if (strcmp(mode, "loader") != 0)
+        setenv("OPENCL_LAYERS", layer_path, 1);
+    setenv("CLGC_RUNTIME", strcmp(mode, "layer-boehm") == 0 ? "boehm" : "none",
+           1);
+#ifdef HAVE_BDWGC
+    GC_INIT();
+#endif
+    if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) !=
+            CL_SUCCESS)
+        return 1;
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    if (err != CL_SUCCESS)
+        return 1;
+    event = clCreateUserEvent(context, &err);
+    if (err != CL_SUCCESS || clSetUserEventStatus(event, CL_COMPLETE) != 0)
+        return 1;
+
+    /* Every ICD object starts with its driver's dispatch table. */
+    const struct _cl_icd_dispatch *pd = *(void *const *)platform;
+    const struct _cl_icd_dispatch *ed = *(void *const *)event;
+    const struct call calls[] = {
+        {"clGetPlatformInfo", (query_fn)pd->clGetPlatformInfo,
+         (query_fn)clGetPlatformInfo, platform, CL_PLATFORM_PROFILE},
+        {"clGetEventInfo", (query_fn)ed->clGetEventInfo,
+         (query_fn)clGetEventInfo, event, CL_EVENT_COMMAND_EXECUTION_STATUS},
+    };
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+        measure(mode, &calls[i], NULL);
+    clReleaseEvent(event);
+    clReleaseContext(context);
+    return 0;
+}
+
 static int
 bench_call(void)
 {
@@ -345,6 +402,18 @@ bench_call(void)
     fflush(stdout);
     for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
         failed |= bench_in_child(run_call, runtimes[i], runtimes[i]);
+    if (layer_path != NULL) {
+        static const char *modes[] = {"loader", "layer",
+#ifdef HAVE_BDWGC
+                                      "layer-boehm"
+#endif
+        };
+
+        printf("# the loader's call against the driver's own function\n");
+        fflush(stdout);
+        for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+            failed |= bench_in_child(run_layer, modes[i], modes[i]);
+    }
     return failed;
 }
 
@@ -372,7 +441,7 @@ static void
 usage(FILE *f)
 {
     fprintf(f, "usage: clgc-bench call [--samples N] [--calls N] "
-               "[--threads N]\n"
+               "[--threads N] [--layer PATH]\n"
                "       clgc-bench gc [--help]\n"
                "       clgc-bench wait [--samples N]\n"
                "       clgc-bench callback [--samples N] [--calls N] "
@@ -406,6 +475,8 @@ main(int argc, char **argv)
             ncalls = atol(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             nthreads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--layer") == 0 && i + 1 < argc)
+            layer_path = argv[++i];
         else {
             usage(stderr);
             return 2;

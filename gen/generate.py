@@ -440,6 +440,88 @@ def wrappers_c(reg):
     return "\n".join(out)
 
 
+def _layer_entry(c):
+    """One entry of the layer's dispatch table: the next table's function
+    run inside one safe region by clgc_call_safe, with the wrappers'
+    argument block (_struct). The layer is a library of its own, so it
+    crosses into libclgc through the public interface only: the wrappers'
+    inline transitions need libclgc's hidden per-thread state. Unlike a
+    wrapper it checks no object and resolves nothing: the loader has found
+    the object's dispatch table already, and the next table holds the
+    function to call. A call clgc's own wait makes (clgc__layer_inner) goes
+    straight to the next table, inside the wait's region."""
+    call = "clgc__next.%s(%s)" % (c.name, _params(c))
+    assign = "" if c.returns_void else "a->ret = "
+    unpack = ", ".join("a->" + p.name for p in c.params)
+    out = ["/* %s */" % c.name] + _struct(c)
+    out += ["static void *", "clgc__lt_%s(void *p)" % c.name, "{",
+            "    struct clgc__a_%s *a = p;" % c.name, "",
+            "    %sclgc__next.%s(%s);" % (assign, c.name, unpack),
+            "    return NULL;", "}", ""]
+    init = ", ".join([p.name for p in c.params] +
+                     ([] if c.returns_void else ["0"]))
+    ret = "" if c.returns_void else "return "
+    sig = c.prototype("clgc__l_")
+    rtype, rest = sig.split("CL_API_CALL ", 1)
+    out += ["static %sCL_API_CALL" % rtype, rest, "{",
+            "    struct clgc__a_%s a = {%s};" % (c.name, init), "",
+            "    if (CLGC_UNLIKELY(clgc__layer_inner)) {",
+            "        %s%s;" % (ret, call)]
+    out += (["        return;"] if c.returns_void else []) + ["    }"]
+    out.append("    clgc_call_safe(clgc__lt_%s, &a);" % c.name)
+    if not c.returns_void:
+        out.append("    return a.ret;")
+    return out + ["}", ""]
+
+
+def _layer_entries(reg):
+    return [c for c in reg.sorted if c.name in tables.ICD_DISPATCH and
+            c.name not in tables.LAYER_PASSTHROUGH]
+
+
+def layer_c(reg):
+    """The OpenCL layer's generated half (the other is src/layer.c): an
+    entry for every command of the ICD dispatch table, and the function
+    that puts them into the layer's table."""
+    unknown = sorted(set(tables.ICD_DISPATCH) - set(reg.commands))
+    if unknown:
+        sys.exit("generate.py: tables.ICD_DISPATCH names commands the"
+                 " registry lacks: %s" % ", ".join(unknown))
+    out = ['#include "layer.h"', ""]
+    out += _guarded_list(reg, _layer_entries(reg), _layer_entry)
+    out += ["/* Put the entries into `table`, a copy of the next table, for"
+            " the slots the", " * next table fills (`n` of them): a slot"
+            " it leaves NULL stays NULL, and", " * the loader's own slots"
+            " (tables.LAYER_PASSTHROUGH) keep the next function. */",
+            "void", "clgc__layer_fill(struct _cl_icd_dispatch *table,"
+            " cl_uint n)", "{"]
+
+    def slot(c):
+        return ["    if (CLGC__LAYER_SLOT(%s, n) && table->%s != NULL)" % (
+                    c.name, c.name),
+                "        table->%s = clgc__l_%s;" % (c.name, c.name)]
+    out += _guarded_list(reg, _layer_entries(reg), slot)
+    out += ["}"]
+    return "\n".join(out)
+
+
+def _guarded_list(reg, commands, lines):
+    """_guarded for a subset of the commands."""
+    out, guard = [], None
+    for c in commands:
+        g = reg.header_guard(c)
+        if g != guard:
+            if guard:
+                out.append("#endif")
+            if g:
+                out.append("#if %s" % g)
+            guard = g
+        out += lines(c)
+    if guard:
+        out.append("#endif")
+    return out
+
+
 def commands_c(reg):
     out = ['#include "internal.h"', '#include "gen/commands.h"', ""]
     for c in reg.sorted:
@@ -523,8 +605,10 @@ def _map_nodes(reg, nodes):
 def linker_maps(reg, top):
     """The linker map of each library (tables.EXPORTS), after checking the
     hand-written calls against the public headers."""
+    # The layer's entry points are OpenCL's names, declared by CL/cl_layer.h.
     listed = {s for nodes in tables.EXPORTS.values()
-              for _, _, calls in nodes for s in calls}
+              for _, _, calls in nodes for s in calls
+              if s.startswith("clgc_")}
     declared = _declared_calls(top)
     for name in sorted(declared - listed):
         print("generate.py: %s is declared in include/clgc/ but exported by"
@@ -543,7 +627,10 @@ def linker_maps(reg, top):
         for node, parent, calls, wrappers in _map_nodes(reg, nodes):
             out += ["%s {" % node, "  global:"]
             if calls:
-                out.append("    /* written by hand, declared in"
+                out.append("    /* the layer interface, declared in"
+                           " CL/cl_layer.h */"
+                           if not calls[0].startswith("clgc_") else
+                           "    /* written by hand, declared in"
                            " include/clgc/ */")
                 out += ["    %s;" % s for s in calls]
             if wrappers:
@@ -564,6 +651,7 @@ OUTPUTS = {
     "src/gen/commands.h": commands_h,
     "src/gen/commands.c": commands_c,
     "src/gen/wrappers.c": wrappers_c,
+    "src/gen/layer.c": layer_c,
     "tests/gen/signatures.h": signatures_h,
     "tests/gen/mapped.h": mapped_h,
 }

@@ -274,4 +274,83 @@ EXPORTS = {
     "src/clgc-boehm.map": [
         ("CLGC_0", 0, ["clgc_boehm_install"]),
     ],
+    # The OpenCL layer (libclgc-layer): the two entry points of the Khronos
+    # layer interface (CL/cl_layer.h), which the ICD loader looks up.
+    "src/clgc-layer.map": [
+        ("CLGC_0", 0, ["clGetLayerInfo", "clInitLayer"]),
+    ],
 }
+
+
+# The members of the ICD dispatch table (struct _cl_icd_dispatch, CL/cl_icd.h),
+# in its order: the commands an OpenCL layer sees (libclgc-layer, src/gen/layer.c).
+ICD_DISPATCH = [
+    "clGetPlatformIDs", "clGetPlatformInfo", "clGetDeviceIDs",
+    "clGetDeviceInfo", "clCreateContext", "clCreateContextFromType",
+    "clRetainContext", "clReleaseContext", "clGetContextInfo",
+    "clCreateCommandQueue", "clRetainCommandQueue", "clReleaseCommandQueue",
+    "clGetCommandQueueInfo", "clSetCommandQueueProperty", "clCreateBuffer",
+    "clCreateImage2D", "clCreateImage3D", "clRetainMemObject",
+    "clReleaseMemObject", "clGetSupportedImageFormats", "clGetMemObjectInfo",
+    "clGetImageInfo", "clCreateSampler", "clRetainSampler", "clReleaseSampler",
+    "clGetSamplerInfo", "clCreateProgramWithSource",
+    "clCreateProgramWithBinary", "clRetainProgram", "clReleaseProgram",
+    "clBuildProgram", "clUnloadCompiler", "clGetProgramInfo",
+    "clGetProgramBuildInfo", "clCreateKernel", "clCreateKernelsInProgram",
+    "clRetainKernel", "clReleaseKernel", "clSetKernelArg", "clGetKernelInfo",
+    "clGetKernelWorkGroupInfo", "clWaitForEvents", "clGetEventInfo",
+    "clRetainEvent", "clReleaseEvent", "clGetEventProfilingInfo", "clFlush",
+    "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
+    "clEnqueueCopyBuffer", "clEnqueueReadImage", "clEnqueueWriteImage",
+    "clEnqueueCopyImage", "clEnqueueCopyImageToBuffer",
+    "clEnqueueCopyBufferToImage", "clEnqueueMapBuffer", "clEnqueueMapImage",
+    "clEnqueueUnmapMemObject", "clEnqueueNDRangeKernel", "clEnqueueTask",
+    "clEnqueueNativeKernel", "clEnqueueMarker", "clEnqueueWaitForEvents",
+    "clEnqueueBarrier", "clGetExtensionFunctionAddress",
+    "clCreateFromGLBuffer", "clCreateFromGLTexture2D",
+    "clCreateFromGLTexture3D", "clCreateFromGLRenderbuffer",
+    "clGetGLObjectInfo", "clGetGLTextureInfo", "clEnqueueAcquireGLObjects",
+    "clEnqueueReleaseGLObjects", "clGetGLContextInfoKHR",
+    "clGetDeviceIDsFromD3D10KHR", "clCreateFromD3D10BufferKHR",
+    "clCreateFromD3D10Texture2DKHR", "clCreateFromD3D10Texture3DKHR",
+    "clEnqueueAcquireD3D10ObjectsKHR", "clEnqueueReleaseD3D10ObjectsKHR",
+    "clSetEventCallback", "clCreateSubBuffer",
+    "clSetMemObjectDestructorCallback", "clCreateUserEvent",
+    "clSetUserEventStatus", "clEnqueueReadBufferRect",
+    "clEnqueueWriteBufferRect", "clEnqueueCopyBufferRect",
+    "clCreateSubDevicesEXT", "clRetainDeviceEXT", "clReleaseDeviceEXT",
+    "clCreateEventFromGLsyncKHR", "clCreateSubDevices", "clRetainDevice",
+    "clReleaseDevice", "clCreateImage", "clCreateProgramWithBuiltInKernels",
+    "clCompileProgram", "clLinkProgram", "clUnloadPlatformCompiler",
+    "clGetKernelArgInfo", "clEnqueueFillBuffer", "clEnqueueFillImage",
+    "clEnqueueMigrateMemObjects", "clEnqueueMarkerWithWaitList",
+    "clEnqueueBarrierWithWaitList", "clGetExtensionFunctionAddressForPlatform",
+    "clCreateFromGLTexture", "clGetDeviceIDsFromD3D11KHR",
+    "clCreateFromD3D11BufferKHR", "clCreateFromD3D11Texture2DKHR",
+    "clCreateFromD3D11Texture3DKHR", "clCreateFromDX9MediaSurfaceKHR",
+    "clEnqueueAcquireD3D11ObjectsKHR", "clEnqueueReleaseD3D11ObjectsKHR",
+    "clGetDeviceIDsFromDX9MediaAdapterKHR",
+    "clEnqueueAcquireDX9MediaSurfacesKHR",
+    "clEnqueueReleaseDX9MediaSurfacesKHR", "clCreateFromEGLImageKHR",
+    "clEnqueueAcquireEGLObjectsKHR", "clEnqueueReleaseEGLObjectsKHR",
+    "clCreateEventFromEGLSyncKHR", "clCreateCommandQueueWithProperties",
+    "clCreatePipe", "clGetPipeInfo", "clSVMAlloc", "clSVMFree",
+    "clEnqueueSVMFree", "clEnqueueSVMMemcpy", "clEnqueueSVMMemFill",
+    "clEnqueueSVMMap", "clEnqueueSVMUnmap", "clCreateSamplerWithProperties",
+    "clSetKernelArgSVMPointer", "clSetKernelExecInfo",
+    "clGetKernelSubGroupInfoKHR", "clCloneKernel", "clCreateProgramWithIL",
+    "clEnqueueSVMMigrateMem", "clGetDeviceAndHostTimer", "clGetHostTimer",
+    "clGetKernelSubGroupInfo", "clSetDefaultDeviceCommandQueue",
+    "clSetProgramReleaseCallback", "clSetProgramSpecializationConstant",
+    "clCreateBufferWithProperties", "clCreateImageWithProperties",
+    "clSetContextDestructorCallback",
+]
+
+# Dispatch entries the layer leaves as the next table has them: the loader
+# answers platform enumeration and extension lookups itself, and what they
+# return must be what the program sees without the layer (docs/layer.md).
+LAYER_PASSTHROUGH = {
+    "clGetPlatformIDs", "clGetExtensionFunctionAddress",
+    "clGetExtensionFunctionAddressForPlatform", "clIcdGetPlatformIDsKHR",
+}
+

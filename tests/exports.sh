@@ -87,4 +87,6 @@ check .libs/libclgc.so src/clgc.map
 if [ -f .libs/libclgc-boehm.so ]; then
     check .libs/libclgc-boehm.so src/clgc-boehm.map
 fi
+# The OpenCL layer: the two entry points of CL/cl_layer.h and nothing else.
+check .libs/libclgc-layer.so src/clgc-layer.map
 exit $status

@@ -5,7 +5,10 @@ rockspec_format = "3.0"
 package = "clgc"
 version = "scm-1"
 source = {
-    url = "git+file:///work/main", -- the project's repository
+    -- `luarocks make` builds from the tree it runs in and fetches nothing;
+    -- `luarocks build` takes the tarball `make dist` writes.
+    url = "clgc-0.1.0.tar.gz",
+    dir = "clgc-0.1.0",
 }
 description = {
     summary = "OpenCL for Lua 5.4 through clgc: coroutines keep running " ..

@@ -35,7 +35,8 @@ static const char *const about[] = {
     "neither, so collections, and every thread that reaches a safepoint,\n"
     "wait for OpenCL; through clgc the thread is in a safe region."};
 
-static const char *const path_name[] = {"none", "poll", "callback", "blocking"};
+static const char *const path_name[] = {"none", "poll", "callback", "blocking",
+                                        "backoff"};
 static const char *const wait_name[] = {"raw", "clgc", "queue"};
 static const char *const wait_call[] = {
     "clWaitForEvents", "clgc_wait_for_events", "clgc_event_post + poll()"};
@@ -190,9 +191,10 @@ text_runtime(int i, const struct demo_result *r, int kernel_ms)
         printf("    %-26s %8.0f us %6.2fx", wait_call[k], r->wait_us[k],
                r->wait_us[k] / raw_us);
         if (k == DEMO_WAIT_CLGC)
-            printf("   %u by poll, %u by callback, %u blocking",
+            printf("   %u by poll, %u by callback, %u by backoff, %u blocking",
                    r->paths[CLGC_WAIT_PATH_POLL],
                    r->paths[CLGC_WAIT_PATH_CALLBACK],
+                   r->paths[CLGC_WAIT_PATH_BACKOFF],
                    r->paths[CLGC_WAIT_PATH_BLOCKING]);
         if (k == DEMO_WAIT_QUEUE)
             printf("   %d through the queue's fd", DEMO_SAMPLES);
@@ -263,9 +265,11 @@ json_runtime(const char *name, const struct demo_result *r)
         printf(",\"median_us\":%.1f,\"vs_raw\":%.3f", r->wait_us[k],
                r->wait_us[k] / r->wait_us[DEMO_WAIT_RAW]);
         if (k == DEMO_WAIT_CLGC)
-            printf(",\"poll\":%u,\"callback\":%u,\"blocking\":%u",
+            printf(",\"poll\":%u,\"callback\":%u,\"backoff\":%u,"
+                   "\"blocking\":%u",
                    r->paths[CLGC_WAIT_PATH_POLL],
                    r->paths[CLGC_WAIT_PATH_CALLBACK],
+                   r->paths[CLGC_WAIT_PATH_BACKOFF],
                    r->paths[CLGC_WAIT_PATH_BLOCKING]);
         printf("}\n");
     }

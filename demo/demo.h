@@ -40,7 +40,8 @@ struct demo_result {
     long spin; /* the long kernel's trip count */
     struct demo_side side[DEMO_SIDES];
     double wait_us[DEMO_WAITS]; /* median launch + wait, short kernel */
-    unsigned paths[4];          /* the clgc waits, by CLGC_WAIT_PATH_* */
+    unsigned paths[CLGC_WAIT_PATH_BACKOFF + 1]; /* the clgc waits, by
+                                                   CLGC_WAIT_PATH_* */
 };
 
 /* Runtimes: "none", "boehm", "safepoint". */

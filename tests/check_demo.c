@@ -210,11 +210,10 @@ START_TEST(waits_say_how_they_finished)
         queue = demo_find("wait", a, "queue");
         waits = demo_num(clgc, "waits");
         ck_assert_double_gt(waits, 0);
-        ck_assert_double_eq(demo_num(clgc, "poll") +
-                                demo_num(clgc, "callback") +
-                                demo_num(clgc, "backoff") +
-                                demo_num(clgc, "blocking"),
-                            waits);
+        ck_assert_double_eq(
+            demo_num(clgc, "poll") + demo_num(clgc, "callback") +
+                demo_num(clgc, "backoff") + demo_num(clgc, "blocking"),
+            waits);
         ck_assert_double_eq(demo_num(queue, "waits"), waits);
         ck_assert_double_gt(demo_num(raw, "median_us"), 0);
         ck_assert_double_gt(demo_num(clgc, "median_us"), 0);

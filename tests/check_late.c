@@ -20,53 +20,8 @@
 #include "latecb.h"
 #include "testutil.h"
 
-struct device {
-    cl_platform_id platform;
-    cl_context context;
-    cl_command_queue queue;
-    cl_program program;
-    cl_kernel kernel;
-    cl_mem buf;
-};
-
-static void
-device_open(struct device *d)
-{
-    cl_device_id device;
-    cl_int err;
-
-    d->platform = test_platform("Portable Computing Language");
-    ck_assert_int_eq(
-        clGetDeviceIDs(d->platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL), 0);
-    d->context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    d->queue =
-        clCreateCommandQueueWithProperties(d->context, device, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    d->program =
-        clCreateProgramWithSource(d->context, 1, &test_spin_src, NULL, &err);
-    ck_assert_int_eq(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
-                     CL_SUCCESS);
-    d->kernel = clCreateKernel(d->program, "spin", &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    d->buf = clCreateBuffer(d->context, CL_MEM_READ_WRITE, 64 * sizeof(float),
-                            NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    ck_assert_int_eq(clSetKernelArg(d->kernel, 0, sizeof(d->buf), &d->buf), 0);
-}
-
-static void
-device_close(struct device *d)
-{
-    clReleaseMemObject(d->buf);
-    clReleaseKernel(d->kernel);
-    clReleaseProgram(d->program);
-    clReleaseCommandQueue(d->queue);
-    clReleaseContext(d->context);
-}
-
 static cl_event
-launch(struct device *d, int n)
+launch(struct test_device *d, int n)
 {
     size_t global = 64;
     cl_event done;
@@ -79,7 +34,7 @@ launch(struct device *d, int n)
 }
 
 static clgc_wait_driver_t
-learned(struct device *d)
+learned(struct test_device *d)
 {
     clgc_wait_driver_info_t info;
 
@@ -91,7 +46,7 @@ learned(struct device *d)
  * not a time: each wait that polls while learning is a sample or leaves
  * one for later). Every wait must succeed. */
 static void
-learn(struct device *d)
+learn(struct test_device *d)
 {
     for (int i = 0; i < 20000 && learned(d) == CLGC_WAIT_DRIVER_LEARNING; i++) {
         cl_event ev = launch(d, 2000);
@@ -131,7 +86,7 @@ open_when_asleep(void *arg)
 /* Wait for a kernel that starts only once the waiter sleeps (so its first
  * looks cannot see it done), and return how the wait ended. */
 static clgc_wait_path_t
-wait_gated(struct device *d)
+wait_gated(struct test_device *d)
 {
     struct gate g = {NULL, gettid()};
     size_t global = 64;
@@ -158,11 +113,11 @@ wait_gated(struct device *d)
  * the callback, as they did before clgc learned anything. */
 START_TEST(pocl_is_learned_prompt)
 {
-    struct device d;
+    struct test_device d;
     clgc_wait_driver_info_t info;
 
     latecb_set_ms(0);
-    device_open(&d);
+    test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LEARNING);
     learn(&d);
@@ -172,7 +127,7 @@ START_TEST(pocl_is_learned_prompt)
     ck_assert_uint_gt(info.prompt, info.late);
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_CALLBACK);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
@@ -182,11 +137,11 @@ END_TEST
  * stays late. A bound on the waits, not a time. */
 START_TEST(a_prompt_platform_that_turns_late_is_learned_late)
 {
-    struct device d;
+    struct test_device d;
     int waits = 0;
 
     latecb_set_ms(0);
-    device_open(&d);
+    test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     learn(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
@@ -209,18 +164,18 @@ START_TEST(a_prompt_platform_that_turns_late_is_learned_late)
     }
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
     release_all();
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
 /* Callbacks 20 ms late: learned late from the callbacks' own lateness. */
 START_TEST(late_callbacks_are_learned_late)
 {
-    struct device d;
+    struct test_device d;
     clgc_wait_driver_info_t info;
 
     latecb_set_ms(20);
-    device_open(&d);
+    test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     learn(&d);
     ck_assert_int_eq(clgc_wait_driver_info(d.platform, &info), CLGC_OK);
@@ -239,7 +194,7 @@ START_TEST(late_callbacks_are_learned_late)
     ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
     release_all();
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
@@ -247,16 +202,16 @@ END_TEST
  * left unanswered for a millisecond counts), and no wait hangs. */
 START_TEST(held_callbacks_are_learned_late)
 {
-    struct device d;
+    struct test_device d;
 
     latecb_set_ms(-1);
-    device_open(&d);
+    test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     learn(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
     ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
     release_all();
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
@@ -288,7 +243,7 @@ note_cl(cl_event event, cl_int status, void *data)
  * CL_COMPLETE, and the callbacks, released afterwards, run nothing more
  * and leave the queue free to close. */
 static void
-deliveries_without_callbacks(struct device *d)
+deliveries_without_callbacks(struct test_device *d)
 {
     cl_int s1 = 1, s2 = 1, s3 = 1;
     cl_event e1, e2, e3;
@@ -339,30 +294,30 @@ deliveries_without_callbacks(struct device *d)
 
 START_TEST(the_watcher_delivers_on_a_late_platform)
 {
-    struct device d;
+    struct test_device d;
 
     latecb_set_ms(20);
-    device_open(&d);
+    test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     learn(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
     deliveries_without_callbacks(&d);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
 /* CLGC_WAIT_BACKOFF polls every platform, whatever was learned. */
 START_TEST(the_backoff_strategy_polls)
 {
-    struct device d;
+    struct test_device d;
 
     latecb_set_ms(-1);
-    device_open(&d);
+    test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_BACKOFF), CLGC_OK);
     ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
     release_all();
     deliveries_without_callbacks(&d);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 

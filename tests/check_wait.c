@@ -17,53 +17,10 @@
 
 #include "testutil.h"
 
-struct device {
-    cl_context context;
-    cl_command_queue queue;
-    cl_program program;
-    cl_kernel kernel;
-    cl_mem buf;
-};
-
-static void
-device_open(struct device *d)
-{
-    cl_platform_id platform = test_platform("Portable Computing Language");
-    cl_device_id device;
-    cl_int err;
-
-    ck_assert_int_eq(
-        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
-    d->context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    d->queue =
-        clCreateCommandQueueWithProperties(d->context, device, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    d->program =
-        clCreateProgramWithSource(d->context, 1, &test_spin_src, NULL, &err);
-    ck_assert_int_eq(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
-                     CL_SUCCESS);
-    d->kernel = clCreateKernel(d->program, "spin", &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    d->buf = clCreateBuffer(d->context, CL_MEM_READ_WRITE, 1024 * sizeof(float),
-                            NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-}
-
-static void
-device_close(struct device *d)
-{
-    clReleaseMemObject(d->buf);
-    clReleaseKernel(d->kernel);
-    clReleaseProgram(d->program);
-    clReleaseCommandQueue(d->queue);
-    clReleaseContext(d->context);
-}
-
 /* Enqueue the kernel behind `gate` (may be NULL); returns its event. The
  * enqueue is raw and unflushed: the wait must flush. */
 static cl_event
-enqueue_spin(struct device *d, int n, cl_event gate)
+enqueue_spin(struct test_device *d, int n, cl_event gate)
 {
     size_t global = 1024;
     cl_event done;
@@ -108,14 +65,14 @@ set_when_asleep(void *arg)
 
 START_TEST(wait_sleeps_until_the_callback)
 {
-    struct device d;
+    struct test_device d;
     cl_event gate, done;
     struct sleep_setter s;
     pthread_t t;
     unsigned long safe0;
     cl_int err;
 
-    device_open(&d);
+    test_device_open(&d, 1024);
     ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
     /* The callback path, whatever clgc would learn of PoCL. */
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_CALLBACK), CLGC_OK);
@@ -134,16 +91,16 @@ START_TEST(wait_sleeps_until_the_callback)
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     clReleaseEvent(done);
     clReleaseEvent(gate);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
 START_TEST(wait_for_a_done_event_polls)
 {
-    struct device d;
+    struct test_device d;
     cl_event done;
 
-    device_open(&d);
+    test_device_open(&d, 1024);
     done = enqueue_spin(&d, 1, NULL);
     ck_assert_int_eq(clFinish(d.queue), CL_SUCCESS);
     /* A second is far beyond what a finished event needs. */
@@ -151,7 +108,7 @@ START_TEST(wait_for_a_done_event_polls)
     ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
     ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_POLL);
     clReleaseEvent(done);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
@@ -160,13 +117,13 @@ END_TEST
  * with the error. */
 START_TEST(failed_commands_report_their_error)
 {
-    struct device d;
+    struct test_device d;
     cl_event gate, done, lone;
     struct test_setter s1, s2;
     pthread_t t1, t2;
     cl_int err;
 
-    device_open(&d);
+    test_device_open(&d, 1024);
     ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
     gate = clCreateUserEvent(d.context, &err);
     lone = clCreateUserEvent(d.context, &err);
@@ -188,16 +145,16 @@ START_TEST(failed_commands_report_their_error)
     clReleaseEvent(done);
     clReleaseEvent(gate);
     clReleaseEvent(lone);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
 START_TEST(blocking_mode_waits_in_the_driver)
 {
-    struct device d;
+    struct test_device d;
     cl_event done[2];
 
-    device_open(&d);
+    test_device_open(&d, 1024);
     ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_BLOCKING), CLGC_OK);
     done[0] = enqueue_spin(&d, 1000, NULL);
     done[1] = enqueue_spin(&d, 1000, NULL);
@@ -208,7 +165,7 @@ START_TEST(blocking_mode_waits_in_the_driver)
     ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_COOPERATIVE), CLGC_OK);
     clReleaseEvent(done[0]);
     clReleaseEvent(done[1]);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 
@@ -321,13 +278,13 @@ END_TEST
  * the context check does not refuse what clWaitForEvents accepts. */
 START_TEST(one_context_on_two_queues_is_accepted)
 {
-    struct device d;
+    struct test_device d;
     cl_command_queue q2;
     cl_device_id device;
     cl_event ev[3];
     cl_int err;
 
-    device_open(&d);
+    test_device_open(&d, 1024);
     ck_assert_int_eq(clGetCommandQueueInfo(d.queue, CL_QUEUE_DEVICE,
                                            sizeof(device), &device, NULL),
                      CL_SUCCESS);
@@ -345,7 +302,7 @@ START_TEST(one_context_on_two_queues_is_accepted)
         clReleaseEvent(ev[i]);
     }
     clReleaseCommandQueue(q2);
-    device_close(&d);
+    test_device_close(&d);
 }
 END_TEST
 

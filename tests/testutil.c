@@ -257,3 +257,39 @@ test_sleeps_in_futex(pid_t tid)
     fclose(f);
     return strncmp(buf, want, strlen(want)) == 0;
 }
+
+void
+test_device_open(struct test_device *d, size_t nfloats)
+{
+    cl_device_id device;
+    cl_int err;
+
+    d->platform = test_platform("Portable Computing Language");
+    ck_assert_int_eq(
+        clGetDeviceIDs(d->platform, test_device_type(), 1, &device, NULL), 0);
+    d->context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->queue =
+        clCreateCommandQueueWithProperties(d->context, device, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->program =
+        clCreateProgramWithSource(d->context, 1, &test_spin_src, NULL, &err);
+    ck_assert_int_eq(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
+                     CL_SUCCESS);
+    d->kernel = clCreateKernel(d->program, "spin", &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    d->buf = clCreateBuffer(d->context, CL_MEM_READ_WRITE,
+                            nfloats * sizeof(float), NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clSetKernelArg(d->kernel, 0, sizeof(d->buf), &d->buf), 0);
+}
+
+void
+test_device_close(struct test_device *d)
+{
+    clReleaseMemObject(d->buf);
+    clReleaseKernel(d->kernel);
+    clReleaseProgram(d->program);
+    clReleaseCommandQueue(d->queue);
+    clReleaseContext(d->context);
+}

@@ -107,4 +107,18 @@ Suite *clgc_make_ffi_threads_suite(void);
  * it to act only once a waiter sleeps, whatever the scheduling. */
 int test_sleeps_in_futex(pid_t tid);
 
+/* The tests' device (PoCL's, or CLGC_TEST_PLATFORM's) with a queue and
+ * test_spin_src's kernel "spin", its argument 0 set to a buffer of
+ * nfloats floats: for the tests of waits. Undo with test_device_close. */
+struct test_device {
+    cl_platform_id platform;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel kernel;
+    cl_mem buf;
+};
+void test_device_open(struct test_device *d, size_t nfloats);
+void test_device_close(struct test_device *d);
+
 #endif /* CLGC_TESTUTIL_H */

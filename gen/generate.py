@@ -314,22 +314,26 @@ def _callback_swap(c):
             "        user_data = cb;", "    }"]
 
 
-def _call_body(c):
+def _call_body(c, layer=False):
     """clgc__c_<name>: the checked call itself, with the wrapper's own
-    parameters; both ways into a safe region run it."""
+    parameters; both ways into a safe region run it. The layer's (layer)
+    calls the next dispatch table's function: never resolved, and never
+    the loader, which would come back to the layer."""
     ret = "" if c.returns_void else "return "
     args = ", ".join(p.decl for p in c.params) or "void"
     out = ["static inline %s" % c.result,
            "clgc__c_%s(%s)" % (c.name, args), "{"]
     obj = c.dispatch_object()
-    call = "%s(%s)" % ("fn" if c.resolved else c.name, _params(c))
+    resolved = c.resolved and not layer
+    call = "%s(%s)" % (_target(c, layer) if not resolved else "fn",
+                       _params(c))
     if c.lifetime:
         sep = "" if c.result.endswith("*") else " "
         out += ["    struct clgc__callback *cb = NULL;",
                 "    %s%sret;" % (c.result, sep)]
-        if not c.resolved:
+        if not resolved:
             out.append("")
-    if not c.resolved:
+    if not resolved:
         if obj is not None:
             expr, error, _ = obj
             out.append("    if (!clgc__object_ok(%s)) {" % expr)
@@ -354,13 +358,21 @@ def _call_body(c):
         "    return ret;", "}", ""]
 
 
-def _wrapper(c):
+def _target(c, layer):
+    """The function a wrapper calls: the loader's, or for the layer's
+    entries the next dispatch table's."""
+    return "clgc__next.%s" % c.name if layer else c.name
+
+
+def _wrapper(c, layer=False):
     """The call, its argument block and thunk for runtimes with the callback
-    form of safe region, and the exported wrapper choosing between them."""
+    form of safe region, and the exported wrapper choosing between them;
+    with layer, the OpenCL layer's static entry clgc__l_<name> instead of
+    the exported wrapper (see layer_c)."""
     out = ["/* %s */" % c.name]
     if c.lifetime and c.lifetime != "NATIVE":
         out += _trampoline(c)
-    out += _call_body(c) + _struct(c)
+    out += _call_body(c, layer) + _struct(c)
     assign = "" if c.returns_void else "a->ret = "
     unpack = ", ".join("a->" + p.name for p in c.params)
     out += ["static void *", "clgc__t_%s(void *p)" % c.name, "{",
@@ -377,6 +389,8 @@ def _wrapper(c):
     out += ["static __attribute__((noinline)) %s" % c.result,
             "clgc__s_%s(%s)" % (c.name, args), "{",
             "    struct clgc__a_%s a = {%s};" % (c.name, init), ""]
+    if layer:
+        out += _layer_inside(c)
     if not c.may_block:
         # The runtime's policy may run this command outside any region.
         cond = ["    if (atomic_load_explicit(&clgc__skip_nonblocking,",
@@ -392,19 +406,21 @@ def _wrapper(c):
     if not c.returns_void:
         out.append("    return a.ret;")
     out += ["}", ""]
-    sig = c.prototype("clgc_")
+    sig = c.prototype("clgc__l_" if layer else "clgc_")
     rtype, rest = sig.split("CL_API_CALL ", 1)
+    if layer:
+        rtype = "static " + rtype
     # The fast path (internal.h, clgc__fast_ready): a command the loader
     # exports, without a callback, checks its object inline and calls the
     # loader itself; the others (resolved from the platform, or with a
     # trampoline) run their checked call. Everything else goes out of line.
     gate = "clgc__fast_ready()"
     call = "clgc__c_%s(%s)" % (c.name, _params(c))
-    if not c.resolved and not c.lifetime:
+    if (layer or not c.resolved) and not c.lifetime:
         obj = c.dispatch_object()
         if obj is not None:
             gate += " && clgc__object_fast(%s)" % obj[0]
-        call = "%s(%s)" % (c.name, _params(c))
+        call = "%s(%s)" % (_target(c, layer), _params(c))
     out += ["%sCL_API_CALL" % rtype, rest, "{"]
     if not c.returns_void:
         out += ["    %s%sret;" % (c.result,
@@ -440,38 +456,36 @@ def wrappers_c(reg):
     return "\n".join(out)
 
 
-def _layer_entry(c):
-    """One entry of the layer's dispatch table: the next table's function
-    run inside one safe region by clgc_call_safe, with the wrappers'
-    argument block (_struct). The layer is a library of its own, so it
-    crosses into libclgc through the public interface only: the wrappers'
-    inline transitions need libclgc's hidden per-thread state. Unlike a
-    wrapper it checks no object and resolves nothing: the loader has found
-    the object's dispatch table already, and the next table holds the
-    function to call. A call clgc's own wait makes (clgc__layer_inner) goes
-    straight to the next table, inside the wait's region."""
-    call = "clgc__next.%s(%s)" % (c.name, _params(c))
-    assign = "" if c.returns_void else "a->ret = "
-    unpack = ", ".join("a->" + p.name for p in c.params)
-    out = ["/* %s */" % c.name] + _struct(c)
-    out += ["static void *", "clgc__lt_%s(void *p)" % c.name, "{",
-            "    struct clgc__a_%s *a = p;" % c.name, "",
-            "    %sclgc__next.%s(%s);" % (assign, c.name, unpack),
-            "    return NULL;", "}", ""]
-    init = ", ".join([p.name for p in c.params] +
-                     ([] if c.returns_void else ["0"]))
+def _layer_inside(c):
+    """The first lines of a layer entry's slow path: a call made inside one
+    of clgc's regions (a wrapper of a program that links clgc, calling the
+    loader) goes straight to the next table, in that region and with the
+    wrapper's own trampoline, not in a second one of each."""
+    ret = "" if c.returns_void else "return "
+    out = ["    if (clgc__self.region & CLGC__SAFE) {",
+           "        %s%s(%s);" % (ret, _target(c, True), _params(c))]
+    return out + (["        return;"] if c.returns_void else []) + ["    }"]
+
+
+def _layer_handwritten(c):
+    """The layer's entry for a command clgc writes by hand: the hand-written
+    wrapper itself, whose own OpenCL calls go below the layer."""
     ret = "" if c.returns_void else "return "
     sig = c.prototype("clgc__l_")
     rtype, rest = sig.split("CL_API_CALL ", 1)
-    out += ["static %sCL_API_CALL" % rtype, rest, "{",
-            "    struct clgc__a_%s a = {%s};" % (c.name, init), "",
-            "    if (CLGC_UNLIKELY(clgc__layer_inner)) {",
-            "        %s%s;" % (ret, call)]
-    out += (["        return;"] if c.returns_void else []) + ["    }"]
-    out.append("    clgc_call_safe(clgc__lt_%s, &a);" % c.name)
-    if not c.returns_void:
-        out.append("    return a.ret;")
-    return out + ["}", ""]
+    out = ["/* %s: clgc_%s (%s) */" % (c.name, c.name,
+                                       tables.HANDWRITTEN[c.name]),
+           "static %sCL_API_CALL" % rtype, rest, "{",
+           "    if (CLGC_UNLIKELY(clgc__self.region & CLGC__SAFE))",
+           "        %s%s(%s);" % (ret, _target(c, True), _params(c)),
+           "    %sclgc_%s(%s);" % (ret, c.name, _params(c)), "}", ""]
+    return out
+
+
+def _layer_entry(c):
+    """One entry of the layer's dispatch table: the wrapper of the same
+    command (_wrapper), calling the next table instead of the loader."""
+    return _layer_handwritten(c) if c.handwritten else _wrapper(c, True)
 
 
 def _layer_entries(reg):
@@ -480,14 +494,16 @@ def _layer_entries(reg):
 
 
 def layer_c(reg):
-    """The OpenCL layer's generated half (the other is src/layer.c): an
-    entry for every command of the ICD dispatch table, and the function
-    that puts them into the layer's table."""
+    """The OpenCL layer's dispatch entries, compiled into libclgc (the
+    layer's table is src/dispatch.c's, its interface src/layer.c): for every
+    command of the ICD dispatch table, the wrapper of that command calling
+    the next table, and the function that puts them into the layer's
+    table."""
     unknown = sorted(set(tables.ICD_DISPATCH) - set(reg.commands))
     if unknown:
         sys.exit("generate.py: tables.ICD_DISPATCH names commands the"
                  " registry lacks: %s" % ", ".join(unknown))
-    out = ['#include "layer.h"', ""]
+    out = ['#include "dispatch.h"', ""]
     out += _guarded_list(reg, _layer_entries(reg), _layer_entry)
     out += ["/* Put the entries into `table`, a copy of the next table, for"
             " the slots the", " * next table fills (`n` of them): a slot"
@@ -608,7 +624,7 @@ def linker_maps(reg, top):
     # The layer's entry points are OpenCL's names, declared by CL/cl_layer.h.
     listed = {s for nodes in tables.EXPORTS.values()
               for _, _, calls in nodes for s in calls
-              if s.startswith("clgc_")}
+              if s.startswith("clgc_") and not s.startswith("clgc__")}
     declared = _declared_calls(top)
     for name in sorted(declared - listed):
         print("generate.py: %s is declared in include/clgc/ but exported by"
@@ -630,6 +646,9 @@ def linker_maps(reg, top):
                 out.append("    /* the layer interface, declared in"
                            " CL/cl_layer.h */"
                            if not calls[0].startswith("clgc_") else
+                           "    /* for clgc's own libraries, declared in"
+                           " src/layer.h */"
+                           if calls[0].startswith("clgc__") else
                            "    /* written by hand, declared in"
                            " include/clgc/ */")
                 out += ["    %s;" % s for s in calls]

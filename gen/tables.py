@@ -269,6 +269,9 @@ EXPORTS = {
             "clSVMAllocWithPropertiesKHR", "clSVMFreeWithPropertiesKHR",
             "clSetKernelArgDevicePointerEXT", "clSetPerfHintQCOM",
         ], []),
+        # For clgc's own libraries only: libclgc-layer hands libclgc the
+        # loader's table (src/layer.h). Not part of the interface.
+        ("CLGC_PRIVATE", [], ["clgc__layer_init"]),
     ],
     # The Boehm GC adapter (libclgc-boehm), a library of its own.
     "src/clgc-boehm.map": [
@@ -278,6 +281,7 @@ EXPORTS = {
     # layer interface (CL/cl_layer.h), which the ICD loader looks up.
     "src/clgc-layer.map": [
         ("CLGC_0", 0, ["clGetLayerInfo", "clInitLayer"]),
+        ("CLGC_1", [], ["clInitLayerWithProperties"]),
     ],
 }
 

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "clgc/callback.h"
-#include "internal.h"
+#include "dispatch.h"
 
 /* Callbacks registered on this thread go to this queue, or run at once.
  * The queue counts the threads deferring to it, so that it is not closed
@@ -125,8 +125,8 @@ clgc__callback_registered(struct clgc__callback *cb, int ok, cl_context context)
         if (!ok)
             clgc__record_free(cb);
         else
-            (void)clSetContextDestructorCallback(context, clgc__context_gone,
-                                                 cb);
+            (void)CLGC__CL(clSetContextDestructorCallback)(
+                context, clgc__context_gone, cb);
         return;
     }
     /* A registering call that fails has not called, and will not call, the
@@ -292,7 +292,7 @@ clgc__set_event_callback(void *p)
     int fires;
 
     if (a->fn == NULL) {
-        a->ret = clSetEventCallback(a->event, a->type, NULL, a->data);
+        a->ret = CLGC__CL(clSetEventCallback)(a->event, a->type, NULL, a->data);
         return NULL;
     }
     cb = clgc__callback_new("clSetEventCallback", CLGC__ONCE, clgc__run_event,

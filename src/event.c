@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "dispatch.h"
 
 cl_int
 clgc__events_flush(cl_uint n, const cl_event *events)
@@ -23,22 +23,22 @@ clgc__events_flush(cl_uint n, const cl_event *events)
         cl_command_queue queue = NULL;
         cl_context c = NULL;
 
-        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_QUEUE, sizeof(queue),
-                           &queue, NULL) != CL_SUCCESS)
+        if (CLGC__CL(clGetEventInfo)(events[i], CL_EVENT_COMMAND_QUEUE,
+                                     sizeof(queue), &queue, NULL) != CL_SUCCESS)
             return CL_INVALID_EVENT;
         /* A queue belongs to one context: an event of the queue just
          * seen needs no query of its own. One event cannot disagree with
          * itself, so a single-event wait asks nothing more than it did. */
         if (n > 1 && (queue == NULL || queue != last)) {
-            if (clGetEventInfo(events[i], CL_EVENT_CONTEXT, sizeof(c), &c,
-                               NULL) != CL_SUCCESS)
+            if (CLGC__CL(clGetEventInfo)(events[i], CL_EVENT_CONTEXT, sizeof(c),
+                                         &c, NULL) != CL_SUCCESS)
                 return CL_INVALID_EVENT;
             if (context != NULL && c != context)
                 return CL_INVALID_CONTEXT;
             context = c;
         }
         if (queue != NULL && queue != last) {
-            clFlush(queue);
+            CLGC__CL(clFlush)(queue);
             last = queue;
         }
     }
@@ -50,8 +50,8 @@ clgc__event_status(cl_event event)
 {
     cl_int status = CL_QUEUED;
 
-    if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-                       &status, NULL) != CL_SUCCESS)
+    if (CLGC__CL(clGetEventInfo)(event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                 sizeof(status), &status, NULL) != CL_SUCCESS)
         return CL_INVALID_EVENT;
     return status;
 }

@@ -3,8 +3,10 @@
  * clgc through clgc's safe regions, and makes clWaitForEvents and clFinish
  * clgc's cooperative wait. The loader (ocl-icd, or the Khronos loader)
  * loads it from OPENCL_LAYERS and calls clInitLayer once with the next
- * dispatch table; the entries (src/gen/layer.c) call through that table.
- * docs/layer.md says how to use it and what it cannot do. */
+ * dispatch table. This library answers the loader and chooses the
+ * runtime; the table and its entries are libclgc's (src/dispatch.c), so
+ * that they are the wrappers themselves. docs/layer.md says how to use it
+ * and what it cannot do. */
 
 /* dladdr, to find libclgc-boehm beside this library. */
 #define _GNU_SOURCE 1
@@ -13,23 +15,12 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clgc/wait.h"
-
-struct _cl_icd_dispatch clgc__next;
-__thread int clgc__layer_inner;
-
-/* The table the loader calls: written once by the first clInitLayer,
- * read-only afterwards. */
-static struct _cl_icd_dispatch clgc__layer_table;
-static atomic_int clgc__layer_taken;
-
-/* clFinish inside one region, for the cases the cooperative one hands
- * back (see clgc__layer_finish). */
-static cl_api_clFinish clgc__layer_region_finish;
+#include "clgc.h"
 
 #define CLGC__LAYER_NAME "clgc (GC-safe OpenCL, libclgc-layer)"
 
@@ -39,53 +30,13 @@ clgc__layer_say(const char *what, const char *detail)
     fprintf(stderr, "clgc layer: %s%s\n", what, detail != NULL ? detail : "");
 }
 
-/* clWaitForEvents as clgc's cooperative wait. */
-static cl_int CL_API_CALL
-clgc__layer_wait(cl_uint num_events, const cl_event *event_list)
-{
-    cl_int ret;
-
-    if (clgc__layer_inner)
-        return clgc__next.clWaitForEvents(num_events, event_list);
-    clgc__layer_inner = 1;
-    ret = clgc_wait_for_events(num_events, event_list);
-    clgc__layer_inner = 0;
-    return ret;
-}
-
-/* clFinish as a marker and clgc's cooperative wait for it: the marker
- * completes when every command enqueued before it has. Where the marker
- * cannot be made, or the wait reports a failed command, the driver's own
- * clFinish (inside a region) gives the answer clFinish would. */
-static cl_int CL_API_CALL
-clgc__layer_finish(cl_command_queue command_queue)
-{
-    cl_event marker;
-    cl_int ret;
-
-    if (clgc__layer_inner)
-        return clgc__next.clFinish(command_queue);
-    if (clgc__next.clEnqueueMarkerWithWaitList(command_queue, 0, NULL,
-                                               &marker) != CL_SUCCESS)
-        return clgc__layer_region_finish(command_queue);
-    clgc__layer_inner = 1;
-    ret = clgc_wait_for_events(1, &marker);
-    clgc__layer_inner = 0;
-    clgc__next.clReleaseEvent(marker);
-    if (ret != CL_SUCCESS)
-        return clgc__layer_region_finish(command_queue);
-    return CL_SUCCESS;
-}
-
-/* Whether fn lies in a copy of this layer: OPENCL_LAYERS naming the layer
- * twice under one path loads it once (ocl-icd compares the handles), but
- * two copies of the file are two libraries, and the second would wrap the
- * first. The library fn lies in answers clGetLayerInfo with this name. */
+/* Whether fn lies in a libclgc that has a layer's table: another copy of
+ * the layer, on another copy of libclgc, below this one. (Two copies of
+ * this file on one libclgc share its table, and clgc__layer_init refuses
+ * the second.) Wrapping it would put every call in two regions. */
 static int
 clgc__layer_is_ours(const void *fn)
 {
-    cl_int(CL_API_CALL * info)(cl_layer_info, size_t, void *, size_t *);
-    char name[sizeof CLGC__LAYER_NAME];
     Dl_info where;
     void *lib;
     int ours;
@@ -95,10 +46,7 @@ clgc__layer_is_ours(const void *fn)
     lib = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     if (lib == NULL)
         return 0;
-    *(void **)&info = dlsym(lib, "clGetLayerInfo");
-    ours = info != NULL &&
-           info(CL_LAYER_NAME, sizeof name, name, NULL) == CL_SUCCESS &&
-           memcmp(name, CLGC__LAYER_NAME, sizeof name) == 0;
+    ours = dlsym(lib, "clgc__layer_init") != NULL;
     dlclose(lib);
     return ours;
 }
@@ -153,8 +101,67 @@ clgc__layer_boehm(void)
                         clgc_strerror(rc));
 }
 
-/* The runtime: the program's own if it installed one (clgc_runtime_install
- * then answers CLGC_EALREADY, and it stays), else CLGC_RUNTIME's. */
+/* CLGC_RUNTIME=guile: the Guile binding's runtime, for a Guile program
+ * that calls libOpenCL through (system foreign). The layer asks Guile
+ * itself to load the binding's extension (load-extension, which searches
+ * GUILE_EXTENSIONS_PATH and Guile's extension directory; or the file
+ * CLGC_GUILE_EXTENSION names, as the module does) with its runtime-only
+ * init function, so that nothing of the binding's Scheme side is defined.
+ * Guile's entry points are looked up, not linked: the layer must load into
+ * processes without Guile. scm_with_guile enters Guile for the load (the
+ * loader's first OpenCL call may come from any thread) and catches what
+ * it throws (a missing extension), printing it. */
+struct clgc__guile_load {
+    void *(*with_guile)(void *(*)(void *), void *);
+    void *(*from_utf8)(const char *);
+    void *(*load_extension)(void *, void *);
+    const char *file;
+};
+
+static void *
+clgc__layer_guile_load(void *p)
+{
+    struct clgc__guile_load *g = p;
+
+    g->load_extension(g->from_utf8(g->file),
+                      g->from_utf8("scm_init_clgc_runtime"));
+    return p;
+}
+
+static void
+clgc__layer_guile(void)
+{
+    struct clgc__guile_load g;
+    const char *name;
+
+    *(void **)&g.with_guile = dlsym(RTLD_DEFAULT, "scm_with_guile");
+    *(void **)&g.from_utf8 = dlsym(RTLD_DEFAULT, "scm_from_utf8_string");
+    *(void **)&g.load_extension = dlsym(RTLD_DEFAULT, "scm_load_extension");
+    if (g.with_guile == NULL || g.from_utf8 == NULL ||
+        g.load_extension == NULL) {
+        clgc__layer_say("CLGC_RUNTIME=guile, but this process has no Guile "
+                        "(no scm_with_guile): the layer installs no runtime",
+                        NULL);
+        return;
+    }
+    g.file = getenv("CLGC_GUILE_EXTENSION");
+    if (g.file == NULL || *g.file == '\0')
+        g.file = "libguile-clgc-v-0";
+    if (g.with_guile(clgc__layer_guile_load, &g) == NULL) {
+        clgc__layer_say("CLGC_RUNTIME=guile, but the Guile binding's "
+                        "extension cannot be loaded: ",
+                        g.file);
+        return;
+    }
+    name = clgc_runtime_current()->name;
+    if (name == NULL || strcmp(name, "guile") != 0)
+        clgc__layer_say("CLGC_RUNTIME=guile, but another runtime is "
+                        "installed: ",
+                        name != NULL ? name : "(unnamed)");
+}
+
+/* The runtime: the program's own if it installed one (installing then
+ * answers CLGC_EALREADY, and it stays), else CLGC_RUNTIME's. */
 static void
 clgc__layer_runtime(void)
 {
@@ -162,11 +169,13 @@ clgc__layer_runtime(void)
 
     if (want == NULL || *want == '\0' || strcmp(want, "none") == 0)
         return;
-    if (strcmp(want, "boehm") == 0) {
+    if (strcmp(want, "boehm") == 0)
         clgc__layer_boehm();
-        return;
-    }
-    clgc__layer_say("CLGC_RUNTIME is none or boehm; ignoring ", want);
+    else if (strcmp(want, "guile") == 0)
+        clgc__layer_guile();
+    else
+        clgc__layer_say("CLGC_RUNTIME is none, boehm or guile; ignoring ",
+                        want);
 }
 
 __attribute__((visibility("default"))) CL_API_ENTRY cl_int CL_API_CALL
@@ -204,19 +213,26 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
             cl_uint *num_entries_ret,
             const cl_icd_dispatch **layer_dispatch_ret)
 {
-    const cl_uint slots = sizeof clgc__layer_table / sizeof(void *);
     const char *wait = getenv("CLGC_LAYER_WAIT");
-    cl_uint n = num_entries < slots ? num_entries : slots;
+    int cooperative = wait == NULL || strcmp(wait, "plain") != 0;
+    int rc;
 
     if (target_dispatch == NULL || num_entries_ret == NULL ||
         layer_dispatch_ret == NULL)
         return CL_INVALID_VALUE;
-    if (atomic_exchange(&clgc__layer_taken, 1) ||
-        (CLGC__LAYER_SLOT(clFlush, num_entries) &&
-         clgc__layer_is_ours((const void *)target_dispatch->clFlush))) {
-        /* Initialised twice, or a second copy above the first: wrapping
-         * its own table would loop, wrapping the other copy's would put
-         * every call in two regions. It hands calls straight on. */
+    if (wait != NULL && *wait != '\0' && cooperative &&
+        strcmp(wait, "clgc") != 0)
+        clgc__layer_say("CLGC_LAYER_WAIT is clgc or plain; using clgc for ",
+                        wait);
+    rc = num_entries > offsetof(struct _cl_icd_dispatch, clFlush) /
+                           sizeof(void *) &&
+                 clgc__layer_is_ours((const void *)target_dispatch->clFlush)
+             ? CLGC_EALREADY
+             : clgc__layer_init(num_entries, target_dispatch, cooperative,
+                                num_entries_ret, layer_dispatch_ret);
+    if (rc == CLGC_EALREADY) {
+        /* Initialised twice, or a second copy above the first: it hands
+         * calls straight on. */
         clgc__layer_say("loaded twice; the second instance passes calls "
                         "straight through",
                         NULL);
@@ -224,26 +240,30 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
         *layer_dispatch_ret = target_dispatch;
         return CL_SUCCESS;
     }
-    memcpy(&clgc__next, target_dispatch, n * sizeof(void *));
-    clgc__layer_table = clgc__next;
-    clgc__layer_fill(&clgc__layer_table, n);
-    clgc__layer_region_finish = clgc__layer_table.clFinish;
-    if (wait == NULL || strcmp(wait, "plain") != 0) {
-        if (wait != NULL && *wait != '\0' && strcmp(wait, "clgc") != 0)
-            clgc__layer_say("CLGC_LAYER_WAIT is clgc or plain; using clgc "
-                            "for ",
-                            wait);
-        if (CLGC__LAYER_SLOT(clWaitForEvents, n) &&
-            clgc__next.clWaitForEvents != NULL)
-            clgc__layer_table.clWaitForEvents = clgc__layer_wait;
-        if (CLGC__LAYER_SLOT(clEnqueueMarkerWithWaitList, n) &&
-            clgc__next.clFinish != NULL &&
-            clgc__next.clEnqueueMarkerWithWaitList != NULL &&
-            clgc__next.clReleaseEvent != NULL)
-            clgc__layer_table.clFinish = clgc__layer_finish;
-    }
+    if (rc != CLGC_OK)
+        return CL_INVALID_VALUE;
     clgc__layer_runtime();
-    *num_entries_ret = n;
-    *layer_dispatch_ret = &clgc__layer_table;
     return CL_SUCCESS;
+}
+
+/* The Khronos loader's newer entry (cl_loader_layers 1.0.1), which it
+ * prefers where a layer has it. No layer property is defined yet: the
+ * list must be empty (or NULL). Declared here, as headers before
+ * v2024.10.24 lack it. */
+CL_API_ENTRY cl_int CL_API_CALL clInitLayerWithProperties(
+    cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
+    cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret,
+    const cl_properties *properties);
+
+__attribute__((visibility("default"))) CL_API_ENTRY cl_int CL_API_CALL
+clInitLayerWithProperties(cl_uint num_entries,
+                          const cl_icd_dispatch *target_dispatch,
+                          cl_uint *num_entries_ret,
+                          const cl_icd_dispatch **layer_dispatch_ret,
+                          const cl_properties *properties)
+{
+    if (properties != NULL && properties[0] != 0)
+        return CL_INVALID_PROPERTY;
+    return clInitLayer(num_entries, target_dispatch, num_entries_ret,
+                       layer_dispatch_ret);
 }

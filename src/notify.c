@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "clgc/wait.h"
-#include "internal.h"
+#include "dispatch.h"
 
 struct clgc__note {
     struct clgc__item item;   /* in a queue */
@@ -29,7 +29,7 @@ struct clgc__note {
 static void
 clgc__note_free(struct clgc__note *n)
 {
-    clReleaseEvent(n->event);
+    CLGC__CL(clReleaseEvent)(n->event);
     clgc__record_free(n);
 }
 
@@ -121,7 +121,7 @@ clgc__notify(cl_event event, clgc_notify_mode_t mode, clgc_queue_t *queue,
     n = clgc__record_alloc(sizeof(*n));
     if (n == NULL)
         return CL_OUT_OF_HOST_MEMORY;
-    if (clRetainEvent(event) != CL_SUCCESS) {
+    if (CLGC__CL(clRetainEvent)(event) != CL_SUCCESS) {
         clgc__record_free(n);
         return CL_INVALID_EVENT;
     }

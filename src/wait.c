@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "clgc/wait.h"
-#include "internal.h"
+#include "dispatch.h"
 
 /* No polling by default: on PoCL's CPU device the callback path alone
  * already waits less than clWaitForEvents, at no more CPU; polling 50 us
@@ -340,8 +340,9 @@ clgc__register(struct clgc__wait_slot *w, uint32_t gen, void *handle, cl_uint n,
                const cl_event *events, int *refused)
 {
     for (cl_uint i = 0; i < n; i++) {
-        if (clSetEventCallback(events[i], CL_COMPLETE, clgc__wait_fired,
-                               handle) != CL_SUCCESS) {
+        if (CLGC__CL(clSetEventCallback)(events[i], CL_COMPLETE,
+                                         clgc__wait_fired,
+                                         handle) != CL_SUCCESS) {
             clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
             *refused = 1;
         }
@@ -481,7 +482,7 @@ clgc__wait_body(void *p)
             polls = 2;
         path = clgc__sleep_until_fired(a, polls, platform, &key);
         if (path == CLGC_WAIT_PATH_NONE) {
-            clWaitForEvents(a->n, a->events);
+            CLGC__CL(clWaitForEvents)(a->n, a->events);
             path = CLGC_WAIT_PATH_BLOCKING;
         }
     }
@@ -504,7 +505,7 @@ clgc__wait_blocking(void *p)
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret == CL_SUCCESS)
-        a->ret = clWaitForEvents(a->n, a->events);
+        a->ret = CLGC__CL(clWaitForEvents)(a->n, a->events);
     return NULL;
 }
 
@@ -545,7 +546,7 @@ clgc__set_user_status(void *p)
 {
     struct clgc__user_status *a = p;
 
-    a->ret = clSetUserEventStatus(a->event, a->status);
+    a->ret = CLGC__CL(clSetUserEventStatus)(a->event, a->status);
     return NULL;
 }
 

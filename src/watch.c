@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "internal.h"
+#include "dispatch.h"
 
 /* The first look after a kick (after the immediate one), and the slow
  * scan's period, which caps the backoff. */
@@ -235,7 +235,7 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
     if (w != NULL)
         w->fire(w, event, status);
     if (release != NULL)
-        clReleaseEvent(release);
+        CLGC__CL(clReleaseEvent)(release);
     /* Who came first, for the learner (event.c): this callback, before a
      * look of the watcher's; or a look, which may have left a probe. */
     if (fast && w != NULL)
@@ -309,7 +309,7 @@ clgc__scan(int fast_only)
     pthread_mutex_unlock(&clgc__watch_lock);
     for (unsigned j = 0; j < k; j++)
         if (clgc__looks[j].event != NULL)
-            clReleaseEvent(clgc__looks[j].event);
+            CLGC__CL(clReleaseEvent)(clgc__looks[j].event);
     pthread_mutex_lock(&clgc__watch_lock);
 }
 
@@ -505,7 +505,8 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
         *err = CL_OUT_OF_HOST_MEMORY;
         return 0;
     }
-    *err = clSetEventCallback(event, type, clgc__watch_fired, (void *)id);
+    *err = CLGC__CL(clSetEventCallback)(event, type, clgc__watch_fired,
+                                        (void *)id);
     if (*err != CL_SUCCESS) {
         /* Refused: take it back, unless it was delivered all the same
          * (a driver that calls back and then reports an error). */
@@ -517,7 +518,7 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     /* Registered: arm it, unless OpenCL has called back already. The
      * watcher reads the event through a reference of clgc's own, as the
      * record's owner may release its own at any time. */
-    held = clRetainEvent(event) == CL_SUCCESS;
+    held = CLGC__CL(clRetainEvent)(event) == CL_SUCCESS;
     pthread_mutex_lock(&clgc__watch_lock);
     s = clgc__slot_of(id);
     if (s != NULL && held) {
@@ -538,7 +539,7 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     }
     pthread_mutex_unlock(&clgc__watch_lock);
     if (held)
-        clReleaseEvent(event);
+        CLGC__CL(clReleaseEvent)(event);
     return 1;
 }
 

@@ -84,10 +84,25 @@ OPENCL_LAYERS=$layer CLGC_RUNTIME=boehm CLGC_LAYER_WAIT=plain $prog stub 1 \
 grep -q "CLGC_RUNTIME=boehm, but this process has no bdwgc" "$tmp/nogc.err" ||
     fail "no bdwgc: no word on stderr"
 
+# CLGC_RUNTIME=guile in a process without Guile, and a runtime the layer
+# does not know: each says so, and works on.
+OPENCL_LAYERS=$layer CLGC_RUNTIME=guile CLGC_LAYER_WAIT=plain $prog stub 1 \
+    >"$tmp/noguile" 2>"$tmp/noguile.err" ||
+    fail "no Guile: $(cat "$tmp/noguile")"
+grep -q "CLGC_RUNTIME=guile, but this process has no Guile" \
+    "$tmp/noguile.err" || fail "no Guile: no word on stderr"
+OPENCL_LAYERS=$layer CLGC_RUNTIME=lisp CLGC_LAYER_WAIT=plain $prog stub 1 \
+    >"$tmp/lisp" 2>"$tmp/lisp.err" || fail "CLGC_RUNTIME=lisp: $(cat "$tmp/lisp")"
+grep -q "CLGC_RUNTIME is none, boehm or guile; ignoring lisp" "$tmp/lisp.err" ||
+    fail "CLGC_RUNTIME=lisp: no word on stderr"
+
 # An unmodified bdwgc program: its OpenCL thread, blocked in
 # clWaitForEvents on PoCL while another thread collects five times, is
 # suspended by every collection without the layer and by none with it and
 # CLGC_RUNTIME=boehm, with the cooperative wait and with the plain one.
+# Its event callback, which PoCL calls on a thread of its own, runs there
+# registered with bdwgc through the layer's trampoline, and unregistered
+# without the layer.
 if [ -x ./tests/layergc ]; then
     # Under ASan a thread of this program fails to unmap its alternate
     # signal stack at exit, with or without the layer and with no
@@ -97,12 +112,16 @@ if [ -x ./tests/layergc ]; then
     ./tests/layergc 5 >"$tmp/gc0" || fail "layergc without the layer"
     grep -qx "suspended 5" "$tmp/gc0" ||
         fail "without the layer: $(cat "$tmp/gc0"), not 5 suspensions"
+    grep -qx "callback on a registered thread 0" "$tmp/gc0" ||
+        fail "without the layer: $(cat "$tmp/gc0"), callback registered"
     for wait in clgc plain; do
         OPENCL_LAYERS=$layer CLGC_RUNTIME=boehm CLGC_LAYER_WAIT=$wait \
             ./tests/layergc 5 >"$tmp/gc1" 2>"$tmp/gc1.err" ||
             fail "layergc with the layer ($wait): $(cat "$tmp/gc1.err")"
         grep -qx "suspended 0" "$tmp/gc1" ||
             fail "with the layer ($wait): $(cat "$tmp/gc1")"
+        grep -qx "callback on a registered thread 1" "$tmp/gc1" ||
+            fail "with the layer ($wait): $(cat "$tmp/gc1"), callback"
         if [ -s "$tmp/gc1.err" ]; then
             fail "with the layer ($wait): $(cat "$tmp/gc1.err")"
         fi

@@ -5,7 +5,11 @@
  * clWaitForEvents, then releases the kernel. It prints how many times the
  * collections suspended the OpenCL thread: with the layer and
  * CLGC_RUNTIME=boehm the wait runs in a safe region (none), without it
- * every collection stops the thread.
+ * every collection stops the thread. It also prints whether the kernel's
+ * event callback, which PoCL calls on a thread of its own, found that
+ * thread registered with bdwgc: the layer hands PoCL clgc's trampoline,
+ * which attaches it (the Boehm adapter registers it), so that the
+ * callback may use the collected heap; without the layer it may not.
  *
  *   layergc COLLECTIONS */
 
@@ -15,6 +19,7 @@
 #define GC_NO_THREAD_REDIRECTS 1
 #include <gc/gc.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,6 +38,16 @@ static const char *source =
 static atomic_long cl_tid;   /* the OpenCL thread's id, once it waits */
 static cl_event gate;        /* the user event the kernel waits for */
 static atomic_int cl_status; /* what the OpenCL thread ended with */
+static atomic_int cb_registered = -1; /* the callback's thread: registered? */
+
+static void CL_CALLBACK
+on_done(cl_event event, cl_int status, void *data)
+{
+    (void)event;
+    (void)status;
+    (void)data;
+    atomic_store(&cb_registered, GC_thread_is_registered());
+}
 
 #define CHECK(call)                                                            \
     do {                                                                       \
@@ -120,9 +135,12 @@ opencl_work(void)
     CHECK(err);
     CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 1,
                                  &gate, &done));
+    CHECK(clSetEventCallback(done, CL_COMPLETE, on_done, NULL));
     CHECK(clFlush(queue));
     atomic_store(&cl_tid, (long)syscall(SYS_gettid));
     CHECK(clWaitForEvents(1, &done));
+    while (atomic_load(&cb_registered) < 0) /* it comes after the wait */
+        sched_yield();
     CHECK(clEnqueueReadBuffer(queue, buf, CL_TRUE, 0, sizeof out, out, 0, NULL,
                               NULL));
     CHECK(clFinish(queue));
@@ -186,5 +204,6 @@ main(int argc, char **argv)
     if (tid > 0)
         clReleaseEvent(gate);
     printf("suspended %lu\n", boehm_suspended());
+    printf("callback on a registered thread %d\n", atomic_load(&cb_registered));
     return atomic_load(&cl_status);
 }

@@ -2,9 +2,54 @@
  * (sha256 95bcb00efb6cd95feb878ed2e85befe6edafb7f35342eacd6461dfad7cd4af81).
  * Do not edit: change the generator or its tables and run `make regen`. */
 
-#include "layer.h"
+#include "dispatch.h"
 
 /* clBuildProgram */
+/* clBuildProgram's callback */
+struct clgc__v_clBuildProgram {
+    cl_program program;
+};
+
+static void
+clgc__r_clBuildProgram(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clBuildProgram *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clBuildProgram(cl_program program, void *user_data)
+{
+    struct clgc__v_clBuildProgram v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_int
+clgc__c_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
+{
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clBuildProgram", CLGC__ONCE, clgc__r_clBuildProgram,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clBuildProgram));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clBuildProgram;
+        user_data = cb;
+    }
+    ret = clgc__next.clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
+}
+
 struct clgc__a_clBuildProgram {
     cl_program program;
     cl_uint num_devices;
@@ -16,28 +61,52 @@ struct clgc__a_clBuildProgram {
 };
 
 static void *
-clgc__lt_clBuildProgram(void *p)
+clgc__t_clBuildProgram(void *p)
 {
     struct clgc__a_clBuildProgram *a = p;
 
-    a->ret = clgc__next.clBuildProgram(a->program, a->num_devices, a->device_list, a->options, a->pfn_notify, a->user_data);
+    a->ret = clgc__c_clBuildProgram(a->program, a->num_devices, a->device_list, a->options, a->pfn_notify, a->user_data);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
+{
+    struct clgc__a_clBuildProgram a = {program, num_devices, device_list, options, pfn_notify, user_data, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    }
+    clgc_call_safe(clgc__t_clBuildProgram, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__a_clBuildProgram a = {program, num_devices, device_list, options, pfn_notify, user_data, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    }
-    clgc_call_safe(clgc__lt_clBuildProgram, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    clgc__fast_enter();
+    ret = clgc__c_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_1)
 /* clCloneKernel */
+static inline cl_kernel
+clgc__c_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(source_kernel)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_KERNEL;
+        return NULL;
+    }
+    return clgc__next.clCloneKernel(source_kernel, errcode_ret);
+}
+
 struct clgc__a_clCloneKernel {
     cl_kernel source_kernel;
     cl_int *errcode_ret;
@@ -45,29 +114,90 @@ struct clgc__a_clCloneKernel {
 };
 
 static void *
-clgc__lt_clCloneKernel(void *p)
+clgc__t_clCloneKernel(void *p)
 {
     struct clgc__a_clCloneKernel *a = p;
 
-    a->ret = clgc__next.clCloneKernel(a->source_kernel, a->errcode_ret);
+    a->ret = clgc__c_clCloneKernel(a->source_kernel, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_kernel
+clgc__s_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+    struct clgc__a_clCloneKernel a = {source_kernel, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCloneKernel(source_kernel, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCloneKernel(source_kernel, errcode_ret);
+    clgc_call_safe(clgc__t_clCloneKernel, &a);
+    return a.ret;
 }
 
 static cl_kernel CL_API_CALL
 clgc__l_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
-    struct clgc__a_clCloneKernel a = {source_kernel, errcode_ret, 0};
+    cl_kernel ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCloneKernel(source_kernel, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCloneKernel, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(source_kernel))))
+        return clgc__s_clCloneKernel(source_kernel, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCloneKernel(source_kernel, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_2)
 /* clCompileProgram */
+/* clCompileProgram's callback */
+struct clgc__v_clCompileProgram {
+    cl_program program;
+};
+
+static void
+clgc__r_clCompileProgram(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clCompileProgram *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clCompileProgram(cl_program program, void *user_data)
+{
+    struct clgc__v_clCompileProgram v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_int
+clgc__c_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
+{
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clCompileProgram", CLGC__ONCE, clgc__r_clCompileProgram,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clCompileProgram));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clCompileProgram;
+        user_data = cb;
+    }
+    ret = clgc__next.clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
+}
+
 struct clgc__a_clCompileProgram {
     cl_program program;
     cl_uint num_devices;
@@ -82,28 +212,52 @@ struct clgc__a_clCompileProgram {
 };
 
 static void *
-clgc__lt_clCompileProgram(void *p)
+clgc__t_clCompileProgram(void *p)
 {
     struct clgc__a_clCompileProgram *a = p;
 
-    a->ret = clgc__next.clCompileProgram(a->program, a->num_devices, a->device_list, a->options, a->num_input_headers, a->input_headers, a->header_include_names, a->pfn_notify, a->user_data);
+    a->ret = clgc__c_clCompileProgram(a->program, a->num_devices, a->device_list, a->options, a->num_input_headers, a->input_headers, a->header_include_names, a->pfn_notify, a->user_data);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
+{
+    struct clgc__a_clCompileProgram a = {program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
+    }
+    clgc_call_safe(clgc__t_clCompileProgram, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__a_clCompileProgram a = {program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
-    }
-    clgc_call_safe(clgc__lt_clCompileProgram, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
+    clgc__fast_enter();
+    ret = clgc__c_clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clCreateBuffer */
+static inline cl_mem
+clgc__c_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+}
+
 struct clgc__a_clCreateBuffer {
     cl_context context;
     cl_mem_flags flags;
@@ -114,28 +268,55 @@ struct clgc__a_clCreateBuffer {
 };
 
 static void *
-clgc__lt_clCreateBuffer(void *p)
+clgc__t_clCreateBuffer(void *p)
 {
     struct clgc__a_clCreateBuffer *a = p;
 
-    a->ret = clgc__next.clCreateBuffer(a->context, a->flags, a->size, a->host_ptr, a->errcode_ret);
+    a->ret = clgc__c_clCreateBuffer(a->context, a->flags, a->size, a->host_ptr, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateBuffer a = {context, flags, size, host_ptr, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateBuffer, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateBuffer a = {context, flags, size, host_ptr, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_3_0)
 /* clCreateBufferWithProperties */
+static inline cl_mem
+clgc__c_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+}
+
 struct clgc__a_clCreateBufferWithProperties {
     cl_context context;
     const cl_mem_properties *properties;
@@ -147,28 +328,55 @@ struct clgc__a_clCreateBufferWithProperties {
 };
 
 static void *
-clgc__lt_clCreateBufferWithProperties(void *p)
+clgc__t_clCreateBufferWithProperties(void *p)
 {
     struct clgc__a_clCreateBufferWithProperties *a = p;
 
-    a->ret = clgc__next.clCreateBufferWithProperties(a->context, a->properties, a->flags, a->size, a->host_ptr, a->errcode_ret);
+    a->ret = clgc__c_clCreateBufferWithProperties(a->context, a->properties, a->flags, a->size, a->host_ptr, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateBufferWithProperties a = {context, properties, flags, size, host_ptr, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateBufferWithProperties, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateBufferWithProperties a = {context, properties, flags, size, host_ptr, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateBufferWithProperties, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clCreateCommandQueue */
+static inline cl_command_queue
+clgc__c_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateCommandQueue(context, device, properties, errcode_ret);
+}
+
 struct clgc__a_clCreateCommandQueue {
     cl_context context;
     cl_device_id device;
@@ -178,28 +386,55 @@ struct clgc__a_clCreateCommandQueue {
 };
 
 static void *
-clgc__lt_clCreateCommandQueue(void *p)
+clgc__t_clCreateCommandQueue(void *p)
 {
     struct clgc__a_clCreateCommandQueue *a = p;
 
-    a->ret = clgc__next.clCreateCommandQueue(a->context, a->device, a->properties, a->errcode_ret);
+    a->ret = clgc__c_clCreateCommandQueue(a->context, a->device, a->properties, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_command_queue
+clgc__s_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateCommandQueue a = {context, device, properties, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateCommandQueue(context, device, properties, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateCommandQueue(context, device, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateCommandQueue, &a);
+    return a.ret;
 }
 
 static cl_command_queue CL_API_CALL
 clgc__l_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateCommandQueue a = {context, device, properties, errcode_ret, 0};
+    cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateCommandQueue(context, device, properties, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateCommandQueue, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateCommandQueue(context, device, properties, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateCommandQueue(context, device, properties, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_0)
 /* clCreateCommandQueueWithProperties */
+static inline cl_command_queue
+clgc__c_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+}
+
 struct clgc__a_clCreateCommandQueueWithProperties {
     cl_context context;
     cl_device_id device;
@@ -209,28 +444,95 @@ struct clgc__a_clCreateCommandQueueWithProperties {
 };
 
 static void *
-clgc__lt_clCreateCommandQueueWithProperties(void *p)
+clgc__t_clCreateCommandQueueWithProperties(void *p)
 {
     struct clgc__a_clCreateCommandQueueWithProperties *a = p;
 
-    a->ret = clgc__next.clCreateCommandQueueWithProperties(a->context, a->device, a->properties, a->errcode_ret);
+    a->ret = clgc__c_clCreateCommandQueueWithProperties(a->context, a->device, a->properties, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_command_queue
+clgc__s_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateCommandQueueWithProperties a = {context, device, properties, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateCommandQueueWithProperties, &a);
+    return a.ret;
 }
 
 static cl_command_queue CL_API_CALL
 clgc__l_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateCommandQueueWithProperties a = {context, device, properties, errcode_ret, 0};
+    cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateCommandQueueWithProperties, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clCreateContext */
+/* clCreateContext's callback */
+struct clgc__v_clCreateContext {
+    const char *errinfo;
+    const void *private_info;
+    size_t cb;
+};
+
+static void
+clgc__r_clCreateContext(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clCreateContext *v = p;
+
+    ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clCreateContext(const char *errinfo, const void *private_info, size_t cb, void *user_data)
+{
+    struct clgc__v_clCreateContext v = {errinfo, private_info, cb};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_context
+clgc__c_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
+{
+    struct clgc__callback *cb = NULL;
+    cl_context ret;
+
+    if (!clgc__object_ok(clgc__first_object(num_devices, (const void *const *)devices))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_DEVICE;
+        return NULL;
+    }
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clCreateContext", CLGC__CONTEXT, clgc__r_clCreateContext,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clCreateContext));
+        if (cb == NULL) {
+            if (errcode_ret != NULL)
+                *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+            return NULL;
+        }
+        pfn_notify = clgc__k_clCreateContext;
+        user_data = cb;
+    }
+    ret = clgc__next.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    clgc__callback_registered(cb, ret != NULL, ret);
+    return ret;
+}
+
 struct clgc__a_clCreateContext {
     const cl_context_properties *properties;
     cl_uint num_devices;
@@ -242,27 +544,86 @@ struct clgc__a_clCreateContext {
 };
 
 static void *
-clgc__lt_clCreateContext(void *p)
+clgc__t_clCreateContext(void *p)
 {
     struct clgc__a_clCreateContext *a = p;
 
-    a->ret = clgc__next.clCreateContext(a->properties, a->num_devices, a->devices, a->pfn_notify, a->user_data, a->errcode_ret);
+    a->ret = clgc__c_clCreateContext(a->properties, a->num_devices, a->devices, a->pfn_notify, a->user_data, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_context
+clgc__s_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateContext a = {properties, num_devices, devices, pfn_notify, user_data, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clCreateContext, &a);
+    return a.ret;
 }
 
 static cl_context CL_API_CALL
 clgc__l_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateContext a = {properties, num_devices, devices, pfn_notify, user_data, errcode_ret, 0};
+    cl_context ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateContext, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__c_clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateContextFromType */
+/* clCreateContextFromType's callback */
+struct clgc__v_clCreateContextFromType {
+    const char *errinfo;
+    const void *private_info;
+    size_t cb;
+};
+
+static void
+clgc__r_clCreateContextFromType(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clCreateContextFromType *v = p;
+
+    ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clCreateContextFromType(const char *errinfo, const void *private_info, size_t cb, void *user_data)
+{
+    struct clgc__v_clCreateContextFromType v = {errinfo, private_info, cb};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_context
+clgc__c_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
+{
+    struct clgc__callback *cb = NULL;
+    cl_context ret;
+
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clCreateContextFromType", CLGC__CONTEXT, clgc__r_clCreateContextFromType,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clCreateContextFromType));
+        if (cb == NULL) {
+            if (errcode_ret != NULL)
+                *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+            return NULL;
+        }
+        pfn_notify = clgc__k_clCreateContextFromType;
+        user_data = cb;
+    }
+    ret = clgc__next.clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    clgc__callback_registered(cb, ret != NULL, ret);
+    return ret;
+}
+
 struct clgc__a_clCreateContextFromType {
     const cl_context_properties *properties;
     cl_device_type device_type;
@@ -273,28 +634,52 @@ struct clgc__a_clCreateContextFromType {
 };
 
 static void *
-clgc__lt_clCreateContextFromType(void *p)
+clgc__t_clCreateContextFromType(void *p)
 {
     struct clgc__a_clCreateContextFromType *a = p;
 
-    a->ret = clgc__next.clCreateContextFromType(a->properties, a->device_type, a->pfn_notify, a->user_data, a->errcode_ret);
+    a->ret = clgc__c_clCreateContextFromType(a->properties, a->device_type, a->pfn_notify, a->user_data, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_context
+clgc__s_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateContextFromType a = {properties, device_type, pfn_notify, user_data, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clCreateContextFromType, &a);
+    return a.ret;
 }
 
 static cl_context CL_API_CALL
 clgc__l_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateContextFromType a = {properties, device_type, pfn_notify, user_data, errcode_ret, 0};
+    cl_context ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateContextFromType, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__c_clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(cl_khr_egl_event) && defined(cl_khr_egl_image)
 /* clCreateEventFromEGLSyncKHR */
+static inline cl_event
+clgc__c_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLeglDisplayKHR display, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
+}
+
 struct clgc__a_clCreateEventFromEGLSyncKHR {
     cl_context context;
     CLeglSyncKHR sync;
@@ -304,29 +689,56 @@ struct clgc__a_clCreateEventFromEGLSyncKHR {
 };
 
 static void *
-clgc__lt_clCreateEventFromEGLSyncKHR(void *p)
+clgc__t_clCreateEventFromEGLSyncKHR(void *p)
 {
     struct clgc__a_clCreateEventFromEGLSyncKHR *a = p;
 
-    a->ret = clgc__next.clCreateEventFromEGLSyncKHR(a->context, a->sync, a->display, a->errcode_ret);
+    a->ret = clgc__c_clCreateEventFromEGLSyncKHR(a->context, a->sync, a->display, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_event
+clgc__s_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLeglDisplayKHR display, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateEventFromEGLSyncKHR a = {context, sync, display, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateEventFromEGLSyncKHR, &a);
+    return a.ret;
 }
 
 static cl_event CL_API_CALL
 clgc__l_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLeglDisplayKHR display, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateEventFromEGLSyncKHR a = {context, sync, display, errcode_ret, 0};
+    cl_event ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateEventFromEGLSyncKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if (defined(cl_khr_gl_event) || defined(__OPENCL_CL_GL_H))
 /* clCreateEventFromGLsyncKHR */
+static inline cl_event
+clgc__c_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+}
+
 struct clgc__a_clCreateEventFromGLsyncKHR {
     cl_context context;
     cl_GLsync sync;
@@ -335,29 +747,56 @@ struct clgc__a_clCreateEventFromGLsyncKHR {
 };
 
 static void *
-clgc__lt_clCreateEventFromGLsyncKHR(void *p)
+clgc__t_clCreateEventFromGLsyncKHR(void *p)
 {
     struct clgc__a_clCreateEventFromGLsyncKHR *a = p;
 
-    a->ret = clgc__next.clCreateEventFromGLsyncKHR(a->context, a->sync, a->errcode_ret);
+    a->ret = clgc__c_clCreateEventFromGLsyncKHR(a->context, a->sync, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_event
+clgc__s_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateEventFromGLsyncKHR a = {context, sync, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateEventFromGLsyncKHR, &a);
+    return a.ret;
 }
 
 static cl_event CL_API_CALL
 clgc__l_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateEventFromGLsyncKHR a = {context, sync, errcode_ret, 0};
+    cl_event ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateEventFromGLsyncKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(__OPENCL_CL_D3D10_H)
 /* clCreateFromD3D10BufferKHR */
+static inline cl_mem
+clgc__c_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D10Buffer *resource, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
+}
+
 struct clgc__a_clCreateFromD3D10BufferKHR {
     cl_context context;
     cl_mem_flags flags;
@@ -367,27 +806,54 @@ struct clgc__a_clCreateFromD3D10BufferKHR {
 };
 
 static void *
-clgc__lt_clCreateFromD3D10BufferKHR(void *p)
+clgc__t_clCreateFromD3D10BufferKHR(void *p)
 {
     struct clgc__a_clCreateFromD3D10BufferKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromD3D10BufferKHR(a->context, a->flags, a->resource, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromD3D10BufferKHR(a->context, a->flags, a->resource, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D10Buffer *resource, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromD3D10BufferKHR a = {context, flags, resource, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D10BufferKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D10Buffer *resource, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromD3D10BufferKHR a = {context, flags, resource, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromD3D10BufferKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromD3D10Texture2DKHR */
+static inline cl_mem
+clgc__c_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture2D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+}
+
 struct clgc__a_clCreateFromD3D10Texture2DKHR {
     cl_context context;
     cl_mem_flags flags;
@@ -398,27 +864,54 @@ struct clgc__a_clCreateFromD3D10Texture2DKHR {
 };
 
 static void *
-clgc__lt_clCreateFromD3D10Texture2DKHR(void *p)
+clgc__t_clCreateFromD3D10Texture2DKHR(void *p)
 {
     struct clgc__a_clCreateFromD3D10Texture2DKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromD3D10Texture2DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromD3D10Texture2DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture2D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromD3D10Texture2DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D10Texture2DKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromD3D10Texture2DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromD3D10Texture2DKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromD3D10Texture3DKHR */
+static inline cl_mem
+clgc__c_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture3D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+}
+
 struct clgc__a_clCreateFromD3D10Texture3DKHR {
     cl_context context;
     cl_mem_flags flags;
@@ -429,29 +922,56 @@ struct clgc__a_clCreateFromD3D10Texture3DKHR {
 };
 
 static void *
-clgc__lt_clCreateFromD3D10Texture3DKHR(void *p)
+clgc__t_clCreateFromD3D10Texture3DKHR(void *p)
 {
     struct clgc__a_clCreateFromD3D10Texture3DKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromD3D10Texture3DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromD3D10Texture3DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture3D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromD3D10Texture3DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D10Texture3DKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromD3D10Texture3DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromD3D10Texture3DKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(__OPENCL_CL_D3D11_H)
 /* clCreateFromD3D11BufferKHR */
+static inline cl_mem
+clgc__c_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D11Buffer *resource, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
+}
+
 struct clgc__a_clCreateFromD3D11BufferKHR {
     cl_context context;
     cl_mem_flags flags;
@@ -461,27 +981,54 @@ struct clgc__a_clCreateFromD3D11BufferKHR {
 };
 
 static void *
-clgc__lt_clCreateFromD3D11BufferKHR(void *p)
+clgc__t_clCreateFromD3D11BufferKHR(void *p)
 {
     struct clgc__a_clCreateFromD3D11BufferKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromD3D11BufferKHR(a->context, a->flags, a->resource, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromD3D11BufferKHR(a->context, a->flags, a->resource, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D11Buffer *resource, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromD3D11BufferKHR a = {context, flags, resource, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D11BufferKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D11Buffer *resource, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromD3D11BufferKHR a = {context, flags, resource, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromD3D11BufferKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromD3D11Texture2DKHR */
+static inline cl_mem
+clgc__c_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture2D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+}
+
 struct clgc__a_clCreateFromD3D11Texture2DKHR {
     cl_context context;
     cl_mem_flags flags;
@@ -492,27 +1039,54 @@ struct clgc__a_clCreateFromD3D11Texture2DKHR {
 };
 
 static void *
-clgc__lt_clCreateFromD3D11Texture2DKHR(void *p)
+clgc__t_clCreateFromD3D11Texture2DKHR(void *p)
 {
     struct clgc__a_clCreateFromD3D11Texture2DKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromD3D11Texture2DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromD3D11Texture2DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture2D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromD3D11Texture2DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D11Texture2DKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromD3D11Texture2DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromD3D11Texture2DKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromD3D11Texture3DKHR */
+static inline cl_mem
+clgc__c_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture3D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+}
+
 struct clgc__a_clCreateFromD3D11Texture3DKHR {
     cl_context context;
     cl_mem_flags flags;
@@ -523,29 +1097,56 @@ struct clgc__a_clCreateFromD3D11Texture3DKHR {
 };
 
 static void *
-clgc__lt_clCreateFromD3D11Texture3DKHR(void *p)
+clgc__t_clCreateFromD3D11Texture3DKHR(void *p)
 {
     struct clgc__a_clCreateFromD3D11Texture3DKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromD3D11Texture3DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromD3D11Texture3DKHR(a->context, a->flags, a->resource, a->subresource, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture3D *resource, UINT subresource, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromD3D11Texture3DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromD3D11Texture3DKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromD3D11Texture3DKHR a = {context, flags, resource, subresource, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromD3D11Texture3DKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(cl_khr_dx9_media_sharing) && defined(__OPENCL_CL_DX9_MEDIA_SHARING_H)
 /* clCreateFromDX9MediaSurfaceKHR */
+static inline cl_mem
+clgc__c_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, cl_dx9_media_adapter_type_khr adapter_type, void *surface_info, cl_uint plane, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
+}
+
 struct clgc__a_clCreateFromDX9MediaSurfaceKHR {
     cl_context context;
     cl_mem_flags flags;
@@ -557,29 +1158,56 @@ struct clgc__a_clCreateFromDX9MediaSurfaceKHR {
 };
 
 static void *
-clgc__lt_clCreateFromDX9MediaSurfaceKHR(void *p)
+clgc__t_clCreateFromDX9MediaSurfaceKHR(void *p)
 {
     struct clgc__a_clCreateFromDX9MediaSurfaceKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromDX9MediaSurfaceKHR(a->context, a->flags, a->adapter_type, a->surface_info, a->plane, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromDX9MediaSurfaceKHR(a->context, a->flags, a->adapter_type, a->surface_info, a->plane, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, cl_dx9_media_adapter_type_khr adapter_type, void *surface_info, cl_uint plane, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromDX9MediaSurfaceKHR a = {context, flags, adapter_type, surface_info, plane, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromDX9MediaSurfaceKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, cl_dx9_media_adapter_type_khr adapter_type, void *surface_info, cl_uint plane, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromDX9MediaSurfaceKHR a = {context, flags, adapter_type, surface_info, plane, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromDX9MediaSurfaceKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(cl_khr_egl_image)
 /* clCreateFromEGLImageKHR */
+static inline cl_mem
+clgc__c_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, CLeglImageKHR eglimage, cl_mem_flags flags, const cl_egl_image_properties_khr *properties, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
+}
+
 struct clgc__a_clCreateFromEGLImageKHR {
     cl_context context;
     CLeglDisplayKHR egldisplay;
@@ -591,29 +1219,56 @@ struct clgc__a_clCreateFromEGLImageKHR {
 };
 
 static void *
-clgc__lt_clCreateFromEGLImageKHR(void *p)
+clgc__t_clCreateFromEGLImageKHR(void *p)
 {
     struct clgc__a_clCreateFromEGLImageKHR *a = p;
 
-    a->ret = clgc__next.clCreateFromEGLImageKHR(a->context, a->egldisplay, a->eglimage, a->flags, a->properties, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromEGLImageKHR(a->context, a->egldisplay, a->eglimage, a->flags, a->properties, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, CLeglImageKHR eglimage, cl_mem_flags flags, const cl_egl_image_properties_khr *properties, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromEGLImageKHR a = {context, egldisplay, eglimage, flags, properties, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromEGLImageKHR, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, CLeglImageKHR eglimage, cl_mem_flags flags, const cl_egl_image_properties_khr *properties, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromEGLImageKHR a = {context, egldisplay, eglimage, flags, properties, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromEGLImageKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(cl_khr_gl_sharing)
 /* clCreateFromGLBuffer */
+static inline cl_mem
+clgc__c_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint bufobj, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
+}
+
 struct clgc__a_clCreateFromGLBuffer {
     cl_context context;
     cl_mem_flags flags;
@@ -623,27 +1278,54 @@ struct clgc__a_clCreateFromGLBuffer {
 };
 
 static void *
-clgc__lt_clCreateFromGLBuffer(void *p)
+clgc__t_clCreateFromGLBuffer(void *p)
 {
     struct clgc__a_clCreateFromGLBuffer *a = p;
 
-    a->ret = clgc__next.clCreateFromGLBuffer(a->context, a->flags, a->bufobj, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromGLBuffer(a->context, a->flags, a->bufobj, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint bufobj, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromGLBuffer a = {context, flags, bufobj, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLBuffer, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint bufobj, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromGLBuffer a = {context, flags, bufobj, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromGLBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromGLRenderbuffer */
+static inline cl_mem
+clgc__c_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
+}
+
 struct clgc__a_clCreateFromGLRenderbuffer {
     cl_context context;
     cl_mem_flags flags;
@@ -653,27 +1335,54 @@ struct clgc__a_clCreateFromGLRenderbuffer {
 };
 
 static void *
-clgc__lt_clCreateFromGLRenderbuffer(void *p)
+clgc__t_clCreateFromGLRenderbuffer(void *p)
 {
     struct clgc__a_clCreateFromGLRenderbuffer *a = p;
 
-    a->ret = clgc__next.clCreateFromGLRenderbuffer(a->context, a->flags, a->renderbuffer, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromGLRenderbuffer(a->context, a->flags, a->renderbuffer, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromGLRenderbuffer a = {context, flags, renderbuffer, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLRenderbuffer, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromGLRenderbuffer a = {context, flags, renderbuffer, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromGLRenderbuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromGLTexture */
+static inline cl_mem
+clgc__c_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
+}
+
 struct clgc__a_clCreateFromGLTexture {
     cl_context context;
     cl_mem_flags flags;
@@ -685,27 +1394,54 @@ struct clgc__a_clCreateFromGLTexture {
 };
 
 static void *
-clgc__lt_clCreateFromGLTexture(void *p)
+clgc__t_clCreateFromGLTexture(void *p)
 {
     struct clgc__a_clCreateFromGLTexture *a = p;
 
-    a->ret = clgc__next.clCreateFromGLTexture(a->context, a->flags, a->target, a->miplevel, a->texture, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromGLTexture(a->context, a->flags, a->target, a->miplevel, a->texture, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromGLTexture a = {context, flags, target, miplevel, texture, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLTexture, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromGLTexture a = {context, flags, target, miplevel, texture, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromGLTexture, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromGLTexture2D */
+static inline cl_mem
+clgc__c_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
+}
+
 struct clgc__a_clCreateFromGLTexture2D {
     cl_context context;
     cl_mem_flags flags;
@@ -717,27 +1453,54 @@ struct clgc__a_clCreateFromGLTexture2D {
 };
 
 static void *
-clgc__lt_clCreateFromGLTexture2D(void *p)
+clgc__t_clCreateFromGLTexture2D(void *p)
 {
     struct clgc__a_clCreateFromGLTexture2D *a = p;
 
-    a->ret = clgc__next.clCreateFromGLTexture2D(a->context, a->flags, a->target, a->miplevel, a->texture, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromGLTexture2D(a->context, a->flags, a->target, a->miplevel, a->texture, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromGLTexture2D a = {context, flags, target, miplevel, texture, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLTexture2D, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromGLTexture2D a = {context, flags, target, miplevel, texture, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromGLTexture2D, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateFromGLTexture3D */
+static inline cl_mem
+clgc__c_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
+}
+
 struct clgc__a_clCreateFromGLTexture3D {
     cl_context context;
     cl_mem_flags flags;
@@ -749,29 +1512,56 @@ struct clgc__a_clCreateFromGLTexture3D {
 };
 
 static void *
-clgc__lt_clCreateFromGLTexture3D(void *p)
+clgc__t_clCreateFromGLTexture3D(void *p)
 {
     struct clgc__a_clCreateFromGLTexture3D *a = p;
 
-    a->ret = clgc__next.clCreateFromGLTexture3D(a->context, a->flags, a->target, a->miplevel, a->texture, a->errcode_ret);
+    a->ret = clgc__c_clCreateFromGLTexture3D(a->context, a->flags, a->target, a->miplevel, a->texture, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateFromGLTexture3D a = {context, flags, target, miplevel, texture, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateFromGLTexture3D, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateFromGLTexture3D a = {context, flags, target, miplevel, texture, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateFromGLTexture3D, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_2)
 /* clCreateImage */
+static inline cl_mem
+clgc__c_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+}
+
 struct clgc__a_clCreateImage {
     cl_context context;
     cl_mem_flags flags;
@@ -783,28 +1573,55 @@ struct clgc__a_clCreateImage {
 };
 
 static void *
-clgc__lt_clCreateImage(void *p)
+clgc__t_clCreateImage(void *p)
 {
     struct clgc__a_clCreateImage *a = p;
 
-    a->ret = clgc__next.clCreateImage(a->context, a->flags, a->image_format, a->image_desc, a->host_ptr, a->errcode_ret);
+    a->ret = clgc__c_clCreateImage(a->context, a->flags, a->image_format, a->image_desc, a->host_ptr, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateImage a = {context, flags, image_format, image_desc, host_ptr, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImage, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateImage a = {context, flags, image_format, image_desc, host_ptr, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateImage, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clCreateImage2D */
+static inline cl_mem
+clgc__c_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+}
+
 struct clgc__a_clCreateImage2D {
     cl_context context;
     cl_mem_flags flags;
@@ -818,27 +1635,54 @@ struct clgc__a_clCreateImage2D {
 };
 
 static void *
-clgc__lt_clCreateImage2D(void *p)
+clgc__t_clCreateImage2D(void *p)
 {
     struct clgc__a_clCreateImage2D *a = p;
 
-    a->ret = clgc__next.clCreateImage2D(a->context, a->flags, a->image_format, a->image_width, a->image_height, a->image_row_pitch, a->host_ptr, a->errcode_ret);
+    a->ret = clgc__c_clCreateImage2D(a->context, a->flags, a->image_format, a->image_width, a->image_height, a->image_row_pitch, a->host_ptr, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateImage2D a = {context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImage2D, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateImage2D a = {context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateImage2D, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateImage3D */
+static inline cl_mem
+clgc__c_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+}
+
 struct clgc__a_clCreateImage3D {
     cl_context context;
     cl_mem_flags flags;
@@ -854,28 +1698,55 @@ struct clgc__a_clCreateImage3D {
 };
 
 static void *
-clgc__lt_clCreateImage3D(void *p)
+clgc__t_clCreateImage3D(void *p)
 {
     struct clgc__a_clCreateImage3D *a = p;
 
-    a->ret = clgc__next.clCreateImage3D(a->context, a->flags, a->image_format, a->image_width, a->image_height, a->image_depth, a->image_row_pitch, a->image_slice_pitch, a->host_ptr, a->errcode_ret);
+    a->ret = clgc__c_clCreateImage3D(a->context, a->flags, a->image_format, a->image_width, a->image_height, a->image_depth, a->image_row_pitch, a->image_slice_pitch, a->host_ptr, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateImage3D a = {context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImage3D, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateImage3D a = {context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateImage3D, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_3_0)
 /* clCreateImageWithProperties */
+static inline cl_mem
+clgc__c_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+}
+
 struct clgc__a_clCreateImageWithProperties {
     cl_context context;
     const cl_mem_properties *properties;
@@ -888,28 +1759,55 @@ struct clgc__a_clCreateImageWithProperties {
 };
 
 static void *
-clgc__lt_clCreateImageWithProperties(void *p)
+clgc__t_clCreateImageWithProperties(void *p)
 {
     struct clgc__a_clCreateImageWithProperties *a = p;
 
-    a->ret = clgc__next.clCreateImageWithProperties(a->context, a->properties, a->flags, a->image_format, a->image_desc, a->host_ptr, a->errcode_ret);
+    a->ret = clgc__c_clCreateImageWithProperties(a->context, a->properties, a->flags, a->image_format, a->image_desc, a->host_ptr, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateImageWithProperties a = {context, properties, flags, image_format, image_desc, host_ptr, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateImageWithProperties, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateImageWithProperties a = {context, properties, flags, image_format, image_desc, host_ptr, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateImageWithProperties, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clCreateKernel */
+static inline cl_kernel
+clgc__c_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(program)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_PROGRAM;
+        return NULL;
+    }
+    return clgc__next.clCreateKernel(program, kernel_name, errcode_ret);
+}
+
 struct clgc__a_clCreateKernel {
     cl_program program;
     const char *kernel_name;
@@ -918,27 +1816,49 @@ struct clgc__a_clCreateKernel {
 };
 
 static void *
-clgc__lt_clCreateKernel(void *p)
+clgc__t_clCreateKernel(void *p)
 {
     struct clgc__a_clCreateKernel *a = p;
 
-    a->ret = clgc__next.clCreateKernel(a->program, a->kernel_name, a->errcode_ret);
+    a->ret = clgc__c_clCreateKernel(a->program, a->kernel_name, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_kernel
+clgc__s_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateKernel a = {program, kernel_name, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateKernel(program, kernel_name, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clCreateKernel, &a);
+    return a.ret;
 }
 
 static cl_kernel CL_API_CALL
 clgc__l_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateKernel a = {program, kernel_name, errcode_ret, 0};
+    cl_kernel ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateKernel(program, kernel_name, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateKernel, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+        return clgc__s_clCreateKernel(program, kernel_name, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateKernel(program, kernel_name, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateKernelsInProgram */
+static inline cl_int
+clgc__c_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    return clgc__next.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+}
+
 struct clgc__a_clCreateKernelsInProgram {
     cl_program program;
     cl_uint num_kernels;
@@ -948,28 +1868,52 @@ struct clgc__a_clCreateKernelsInProgram {
 };
 
 static void *
-clgc__lt_clCreateKernelsInProgram(void *p)
+clgc__t_clCreateKernelsInProgram(void *p)
 {
     struct clgc__a_clCreateKernelsInProgram *a = p;
 
-    a->ret = clgc__next.clCreateKernelsInProgram(a->program, a->num_kernels, a->kernels, a->num_kernels_ret);
+    a->ret = clgc__c_clCreateKernelsInProgram(a->program, a->num_kernels, a->kernels, a->num_kernels_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+    struct clgc__a_clCreateKernelsInProgram a = {program, num_kernels, kernels, num_kernels_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    }
+    clgc_call_safe(clgc__t_clCreateKernelsInProgram, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
-    struct clgc__a_clCreateKernelsInProgram a = {program, num_kernels, kernels, num_kernels_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateKernelsInProgram, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+        return clgc__s_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_0)
 /* clCreatePipe */
+static inline cl_mem
+clgc__c_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+}
+
 struct clgc__a_clCreatePipe {
     cl_context context;
     cl_mem_flags flags;
@@ -981,28 +1925,55 @@ struct clgc__a_clCreatePipe {
 };
 
 static void *
-clgc__lt_clCreatePipe(void *p)
+clgc__t_clCreatePipe(void *p)
 {
     struct clgc__a_clCreatePipe *a = p;
 
-    a->ret = clgc__next.clCreatePipe(a->context, a->flags, a->pipe_packet_size, a->pipe_max_packets, a->properties, a->errcode_ret);
+    a->ret = clgc__c_clCreatePipe(a->context, a->flags, a->pipe_packet_size, a->pipe_max_packets, a->properties, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreatePipe a = {context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreatePipe, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreatePipe a = {context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreatePipe, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clCreateProgramWithBinary */
+static inline cl_program
+clgc__c_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+}
+
 struct clgc__a_clCreateProgramWithBinary {
     cl_context context;
     cl_uint num_devices;
@@ -1015,28 +1986,52 @@ struct clgc__a_clCreateProgramWithBinary {
 };
 
 static void *
-clgc__lt_clCreateProgramWithBinary(void *p)
+clgc__t_clCreateProgramWithBinary(void *p)
 {
     struct clgc__a_clCreateProgramWithBinary *a = p;
 
-    a->ret = clgc__next.clCreateProgramWithBinary(a->context, a->num_devices, a->device_list, a->lengths, a->binaries, a->binary_status, a->errcode_ret);
+    a->ret = clgc__c_clCreateProgramWithBinary(a->context, a->num_devices, a->device_list, a->lengths, a->binaries, a->binary_status, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_program
+clgc__s_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateProgramWithBinary a = {context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clCreateProgramWithBinary, &a);
+    return a.ret;
 }
 
 static cl_program CL_API_CALL
 clgc__l_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateProgramWithBinary a = {context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret, 0};
+    cl_program ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateProgramWithBinary, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clCreateProgramWithBuiltInKernels */
+static inline cl_program
+clgc__c_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+}
+
 struct clgc__a_clCreateProgramWithBuiltInKernels {
     cl_context context;
     cl_uint num_devices;
@@ -1047,29 +2042,53 @@ struct clgc__a_clCreateProgramWithBuiltInKernels {
 };
 
 static void *
-clgc__lt_clCreateProgramWithBuiltInKernels(void *p)
+clgc__t_clCreateProgramWithBuiltInKernels(void *p)
 {
     struct clgc__a_clCreateProgramWithBuiltInKernels *a = p;
 
-    a->ret = clgc__next.clCreateProgramWithBuiltInKernels(a->context, a->num_devices, a->device_list, a->kernel_names, a->errcode_ret);
+    a->ret = clgc__c_clCreateProgramWithBuiltInKernels(a->context, a->num_devices, a->device_list, a->kernel_names, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_program
+clgc__s_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateProgramWithBuiltInKernels a = {context, num_devices, device_list, kernel_names, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clCreateProgramWithBuiltInKernels, &a);
+    return a.ret;
 }
 
 static cl_program CL_API_CALL
 clgc__l_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateProgramWithBuiltInKernels a = {context, num_devices, device_list, kernel_names, errcode_ret, 0};
+    cl_program ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateProgramWithBuiltInKernels, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_2_1)
 /* clCreateProgramWithIL */
+static inline cl_program
+clgc__c_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateProgramWithIL(context, il, length, errcode_ret);
+}
+
 struct clgc__a_clCreateProgramWithIL {
     cl_context context;
     const void *il;
@@ -1079,28 +2098,52 @@ struct clgc__a_clCreateProgramWithIL {
 };
 
 static void *
-clgc__lt_clCreateProgramWithIL(void *p)
+clgc__t_clCreateProgramWithIL(void *p)
 {
     struct clgc__a_clCreateProgramWithIL *a = p;
 
-    a->ret = clgc__next.clCreateProgramWithIL(a->context, a->il, a->length, a->errcode_ret);
+    a->ret = clgc__c_clCreateProgramWithIL(a->context, a->il, a->length, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_program
+clgc__s_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateProgramWithIL a = {context, il, length, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateProgramWithIL(context, il, length, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clCreateProgramWithIL, &a);
+    return a.ret;
 }
 
 static cl_program CL_API_CALL
 clgc__l_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateProgramWithIL a = {context, il, length, errcode_ret, 0};
+    cl_program ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateProgramWithIL(context, il, length, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateProgramWithIL, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateProgramWithIL(context, il, length, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clCreateProgramWithSource */
+static inline cl_program
+clgc__c_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+}
+
 struct clgc__a_clCreateProgramWithSource {
     cl_context context;
     cl_uint count;
@@ -1111,27 +2154,54 @@ struct clgc__a_clCreateProgramWithSource {
 };
 
 static void *
-clgc__lt_clCreateProgramWithSource(void *p)
+clgc__t_clCreateProgramWithSource(void *p)
 {
     struct clgc__a_clCreateProgramWithSource *a = p;
 
-    a->ret = clgc__next.clCreateProgramWithSource(a->context, a->count, a->strings, a->lengths, a->errcode_ret);
+    a->ret = clgc__c_clCreateProgramWithSource(a->context, a->count, a->strings, a->lengths, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_program
+clgc__s_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateProgramWithSource a = {context, count, strings, lengths, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateProgramWithSource, &a);
+    return a.ret;
 }
 
 static cl_program CL_API_CALL
 clgc__l_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateProgramWithSource a = {context, count, strings, lengths, errcode_ret, 0};
+    cl_program ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateProgramWithSource, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clCreateSampler */
+static inline cl_sampler
+clgc__c_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+}
+
 struct clgc__a_clCreateSampler {
     cl_context context;
     cl_bool normalized_coords;
@@ -1142,28 +2212,55 @@ struct clgc__a_clCreateSampler {
 };
 
 static void *
-clgc__lt_clCreateSampler(void *p)
+clgc__t_clCreateSampler(void *p)
 {
     struct clgc__a_clCreateSampler *a = p;
 
-    a->ret = clgc__next.clCreateSampler(a->context, a->normalized_coords, a->addressing_mode, a->filter_mode, a->errcode_ret);
+    a->ret = clgc__c_clCreateSampler(a->context, a->normalized_coords, a->addressing_mode, a->filter_mode, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_sampler
+clgc__s_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateSampler a = {context, normalized_coords, addressing_mode, filter_mode, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateSampler, &a);
+    return a.ret;
 }
 
 static cl_sampler CL_API_CALL
 clgc__l_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateSampler a = {context, normalized_coords, addressing_mode, filter_mode, errcode_ret, 0};
+    cl_sampler ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateSampler, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_0)
 /* clCreateSamplerWithProperties */
+static inline cl_sampler
+clgc__c_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+}
+
 struct clgc__a_clCreateSamplerWithProperties {
     cl_context context;
     const cl_sampler_properties *sampler_properties;
@@ -1172,29 +2269,56 @@ struct clgc__a_clCreateSamplerWithProperties {
 };
 
 static void *
-clgc__lt_clCreateSamplerWithProperties(void *p)
+clgc__t_clCreateSamplerWithProperties(void *p)
 {
     struct clgc__a_clCreateSamplerWithProperties *a = p;
 
-    a->ret = clgc__next.clCreateSamplerWithProperties(a->context, a->sampler_properties, a->errcode_ret);
+    a->ret = clgc__c_clCreateSamplerWithProperties(a->context, a->sampler_properties, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_sampler
+clgc__s_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateSamplerWithProperties a = {context, sampler_properties, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateSamplerWithProperties, &a);
+    return a.ret;
 }
 
 static cl_sampler CL_API_CALL
 clgc__l_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateSamplerWithProperties a = {context, sampler_properties, errcode_ret, 0};
+    cl_sampler ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateSamplerWithProperties, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_1)
 /* clCreateSubBuffer */
+static inline cl_mem
+clgc__c_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(buffer)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_MEM_OBJECT;
+        return NULL;
+    }
+    return clgc__next.clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+}
+
 struct clgc__a_clCreateSubBuffer {
     cl_mem buffer;
     cl_mem_flags flags;
@@ -1205,29 +2329,54 @@ struct clgc__a_clCreateSubBuffer {
 };
 
 static void *
-clgc__lt_clCreateSubBuffer(void *p)
+clgc__t_clCreateSubBuffer(void *p)
 {
     struct clgc__a_clCreateSubBuffer *a = p;
 
-    a->ret = clgc__next.clCreateSubBuffer(a->buffer, a->flags, a->buffer_create_type, a->buffer_create_info, a->errcode_ret);
+    a->ret = clgc__c_clCreateSubBuffer(a->buffer, a->flags, a->buffer_create_type, a->buffer_create_info, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_mem
+clgc__s_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateSubBuffer a = {buffer, flags, buffer_create_type, buffer_create_info, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateSubBuffer, &a);
+    return a.ret;
 }
 
 static cl_mem CL_API_CALL
 clgc__l_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateSubBuffer a = {buffer, flags, buffer_create_type, buffer_create_info, errcode_ret, 0};
+    cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateSubBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(buffer))))
+        return clgc__s_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_2)
 /* clCreateSubDevices */
+static inline cl_int
+clgc__c_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
+{
+    if (!clgc__object_ok(in_device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+}
+
 struct clgc__a_clCreateSubDevices {
     cl_device_id in_device;
     const cl_device_partition_property *properties;
@@ -1238,29 +2387,54 @@ struct clgc__a_clCreateSubDevices {
 };
 
 static void *
-clgc__lt_clCreateSubDevices(void *p)
+clgc__t_clCreateSubDevices(void *p)
 {
     struct clgc__a_clCreateSubDevices *a = p;
 
-    a->ret = clgc__next.clCreateSubDevices(a->in_device, a->properties, a->num_devices, a->out_devices, a->num_devices_ret);
+    a->ret = clgc__c_clCreateSubDevices(a->in_device, a->properties, a->num_devices, a->out_devices, a->num_devices_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
+{
+    struct clgc__a_clCreateSubDevices a = {in_device, properties, num_devices, out_devices, num_devices_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    clgc_call_safe(clgc__t_clCreateSubDevices, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
-    struct clgc__a_clCreateSubDevices a = {in_device, properties, num_devices, out_devices, num_devices_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateSubDevices, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_device))))
+        return clgc__s_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(cl_ext_device_fission)
 /* clCreateSubDevicesEXT */
+static inline cl_int
+clgc__c_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
+{
+    if (!clgc__object_ok(in_device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
+}
+
 struct clgc__a_clCreateSubDevicesEXT {
     cl_device_id in_device;
     const cl_device_partition_property_ext *properties;
@@ -1271,29 +2445,56 @@ struct clgc__a_clCreateSubDevicesEXT {
 };
 
 static void *
-clgc__lt_clCreateSubDevicesEXT(void *p)
+clgc__t_clCreateSubDevicesEXT(void *p)
 {
     struct clgc__a_clCreateSubDevicesEXT *a = p;
 
-    a->ret = clgc__next.clCreateSubDevicesEXT(a->in_device, a->properties, a->num_entries, a->out_devices, a->num_devices);
+    a->ret = clgc__c_clCreateSubDevicesEXT(a->in_device, a->properties, a->num_entries, a->out_devices, a->num_devices);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
+{
+    struct clgc__a_clCreateSubDevicesEXT a = {in_device, properties, num_entries, out_devices, num_devices, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
+    clgc_call_safe(clgc__t_clCreateSubDevicesEXT, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
-    struct clgc__a_clCreateSubDevicesEXT a = {in_device, properties, num_entries, out_devices, num_devices, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
-    }
-    clgc_call_safe(clgc__lt_clCreateSubDevicesEXT, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_device))))
+        return clgc__s_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_1)
 /* clCreateUserEvent */
+static inline cl_event
+clgc__c_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    return clgc__next.clCreateUserEvent(context, errcode_ret);
+}
+
 struct clgc__a_clCreateUserEvent {
     cl_context context;
     cl_int *errcode_ret;
@@ -1301,29 +2502,54 @@ struct clgc__a_clCreateUserEvent {
 };
 
 static void *
-clgc__lt_clCreateUserEvent(void *p)
+clgc__t_clCreateUserEvent(void *p)
 {
     struct clgc__a_clCreateUserEvent *a = p;
 
-    a->ret = clgc__next.clCreateUserEvent(a->context, a->errcode_ret);
+    a->ret = clgc__c_clCreateUserEvent(a->context, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_event
+clgc__s_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+{
+    struct clgc__a_clCreateUserEvent a = {context, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clCreateUserEvent(context, errcode_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clCreateUserEvent(context, errcode_ret);
+    clgc_call_safe(clgc__t_clCreateUserEvent, &a);
+    return a.ret;
 }
 
 static cl_event CL_API_CALL
 clgc__l_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
-    struct clgc__a_clCreateUserEvent a = {context, errcode_ret, 0};
+    cl_event ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clCreateUserEvent(context, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clCreateUserEvent, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clCreateUserEvent(context, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clCreateUserEvent(context, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(__OPENCL_CL_D3D10_H)
 /* clEnqueueAcquireD3D10ObjectsKHR */
+static inline cl_int
+clgc__c_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueAcquireD3D10ObjectsKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -1335,29 +2561,54 @@ struct clgc__a_clEnqueueAcquireD3D10ObjectsKHR {
 };
 
 static void *
-clgc__lt_clEnqueueAcquireD3D10ObjectsKHR(void *p)
+clgc__t_clEnqueueAcquireD3D10ObjectsKHR(void *p)
 {
     struct clgc__a_clEnqueueAcquireD3D10ObjectsKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueAcquireD3D10ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueAcquireD3D10ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueAcquireD3D10ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireD3D10ObjectsKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueAcquireD3D10ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueAcquireD3D10ObjectsKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(__OPENCL_CL_D3D11_H)
 /* clEnqueueAcquireD3D11ObjectsKHR */
+static inline cl_int
+clgc__c_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueAcquireD3D11ObjectsKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -1369,29 +2620,54 @@ struct clgc__a_clEnqueueAcquireD3D11ObjectsKHR {
 };
 
 static void *
-clgc__lt_clEnqueueAcquireD3D11ObjectsKHR(void *p)
+clgc__t_clEnqueueAcquireD3D11ObjectsKHR(void *p)
 {
     struct clgc__a_clEnqueueAcquireD3D11ObjectsKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueAcquireD3D11ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueAcquireD3D11ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueAcquireD3D11ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireD3D11ObjectsKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueAcquireD3D11ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueAcquireD3D11ObjectsKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(__OPENCL_CL_DX9_MEDIA_SHARING_H)
 /* clEnqueueAcquireDX9MediaSurfacesKHR */
+static inline cl_int
+clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueAcquireDX9MediaSurfacesKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -1403,28 +2679,53 @@ struct clgc__a_clEnqueueAcquireDX9MediaSurfacesKHR {
 };
 
 static void *
-clgc__lt_clEnqueueAcquireDX9MediaSurfacesKHR(void *p)
+clgc__t_clEnqueueAcquireDX9MediaSurfacesKHR(void *p)
 {
     struct clgc__a_clEnqueueAcquireDX9MediaSurfacesKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueAcquireDX9MediaSurfacesKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueAcquireDX9MediaSurfacesKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireDX9MediaSurfacesKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueAcquireDX9MediaSurfacesKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueAcquireDX9MediaSurfacesKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueAcquireEGLObjectsKHR */
+static inline cl_int
+clgc__c_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueAcquireEGLObjectsKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -1436,27 +2737,52 @@ struct clgc__a_clEnqueueAcquireEGLObjectsKHR {
 };
 
 static void *
-clgc__lt_clEnqueueAcquireEGLObjectsKHR(void *p)
+clgc__t_clEnqueueAcquireEGLObjectsKHR(void *p)
 {
     struct clgc__a_clEnqueueAcquireEGLObjectsKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueAcquireEGLObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueAcquireEGLObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueAcquireEGLObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireEGLObjectsKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueAcquireEGLObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueAcquireEGLObjectsKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueAcquireGLObjects */
+static inline cl_int
+clgc__c_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueAcquireGLObjects {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -1468,55 +2794,105 @@ struct clgc__a_clEnqueueAcquireGLObjects {
 };
 
 static void *
-clgc__lt_clEnqueueAcquireGLObjects(void *p)
+clgc__t_clEnqueueAcquireGLObjects(void *p)
 {
     struct clgc__a_clEnqueueAcquireGLObjects *a = p;
 
-    a->ret = clgc__next.clEnqueueAcquireGLObjects(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueAcquireGLObjects(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueAcquireGLObjects a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueAcquireGLObjects, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueAcquireGLObjects a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueAcquireGLObjects, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueBarrier */
+static inline cl_int
+clgc__c_clEnqueueBarrier(cl_command_queue command_queue)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueBarrier(command_queue);
+}
+
 struct clgc__a_clEnqueueBarrier {
     cl_command_queue command_queue;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clEnqueueBarrier(void *p)
+clgc__t_clEnqueueBarrier(void *p)
 {
     struct clgc__a_clEnqueueBarrier *a = p;
 
-    a->ret = clgc__next.clEnqueueBarrier(a->command_queue);
+    a->ret = clgc__c_clEnqueueBarrier(a->command_queue);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueBarrier(cl_command_queue command_queue)
+{
+    struct clgc__a_clEnqueueBarrier a = {command_queue, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueBarrier(command_queue);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueBarrier(command_queue);
+    clgc_call_safe(clgc__t_clEnqueueBarrier, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueBarrier(cl_command_queue command_queue)
 {
-    struct clgc__a_clEnqueueBarrier a = {command_queue, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueBarrier(command_queue);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueBarrier, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueBarrier(command_queue);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueBarrier(command_queue);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clEnqueueBarrierWithWaitList */
+static inline cl_int
+clgc__c_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueBarrierWithWaitList {
     cl_command_queue command_queue;
     cl_uint num_events_in_wait_list;
@@ -1526,28 +2902,53 @@ struct clgc__a_clEnqueueBarrierWithWaitList {
 };
 
 static void *
-clgc__lt_clEnqueueBarrierWithWaitList(void *p)
+clgc__t_clEnqueueBarrierWithWaitList(void *p)
 {
     struct clgc__a_clEnqueueBarrierWithWaitList *a = p;
 
-    a->ret = clgc__next.clEnqueueBarrierWithWaitList(a->command_queue, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueBarrierWithWaitList(a->command_queue, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueBarrierWithWaitList a = {command_queue, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueBarrierWithWaitList, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueBarrierWithWaitList a = {command_queue, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueBarrierWithWaitList, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueCopyBuffer */
+static inline cl_int
+clgc__c_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueCopyBuffer {
     cl_command_queue command_queue;
     cl_mem src_buffer;
@@ -1562,28 +2963,53 @@ struct clgc__a_clEnqueueCopyBuffer {
 };
 
 static void *
-clgc__lt_clEnqueueCopyBuffer(void *p)
+clgc__t_clEnqueueCopyBuffer(void *p)
 {
     struct clgc__a_clEnqueueCopyBuffer *a = p;
 
-    a->ret = clgc__next.clEnqueueCopyBuffer(a->command_queue, a->src_buffer, a->dst_buffer, a->src_offset, a->dst_offset, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueCopyBuffer(a->command_queue, a->src_buffer, a->dst_buffer, a->src_offset, a->dst_offset, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueCopyBuffer a = {command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyBuffer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueCopyBuffer a = {command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueCopyBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_1)
 /* clEnqueueCopyBufferRect */
+static inline cl_int
+clgc__c_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueCopyBufferRect {
     cl_command_queue command_queue;
     cl_mem src_buffer;
@@ -1602,28 +3028,53 @@ struct clgc__a_clEnqueueCopyBufferRect {
 };
 
 static void *
-clgc__lt_clEnqueueCopyBufferRect(void *p)
+clgc__t_clEnqueueCopyBufferRect(void *p)
 {
     struct clgc__a_clEnqueueCopyBufferRect *a = p;
 
-    a->ret = clgc__next.clEnqueueCopyBufferRect(a->command_queue, a->src_buffer, a->dst_buffer, a->src_origin, a->dst_origin, a->region, a->src_row_pitch, a->src_slice_pitch, a->dst_row_pitch, a->dst_slice_pitch, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueCopyBufferRect(a->command_queue, a->src_buffer, a->dst_buffer, a->src_origin, a->dst_origin, a->region, a->src_row_pitch, a->src_slice_pitch, a->dst_row_pitch, a->dst_slice_pitch, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueCopyBufferRect a = {command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyBufferRect, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueCopyBufferRect a = {command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueCopyBufferRect, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueCopyBufferToImage */
+static inline cl_int
+clgc__c_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueCopyBufferToImage {
     cl_command_queue command_queue;
     cl_mem src_buffer;
@@ -1638,27 +3089,52 @@ struct clgc__a_clEnqueueCopyBufferToImage {
 };
 
 static void *
-clgc__lt_clEnqueueCopyBufferToImage(void *p)
+clgc__t_clEnqueueCopyBufferToImage(void *p)
 {
     struct clgc__a_clEnqueueCopyBufferToImage *a = p;
 
-    a->ret = clgc__next.clEnqueueCopyBufferToImage(a->command_queue, a->src_buffer, a->dst_image, a->src_offset, a->dst_origin, a->region, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueCopyBufferToImage(a->command_queue, a->src_buffer, a->dst_image, a->src_offset, a->dst_origin, a->region, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueCopyBufferToImage a = {command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyBufferToImage, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueCopyBufferToImage a = {command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueCopyBufferToImage, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueCopyImage */
+static inline cl_int
+clgc__c_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueCopyImage {
     cl_command_queue command_queue;
     cl_mem src_image;
@@ -1673,27 +3149,52 @@ struct clgc__a_clEnqueueCopyImage {
 };
 
 static void *
-clgc__lt_clEnqueueCopyImage(void *p)
+clgc__t_clEnqueueCopyImage(void *p)
 {
     struct clgc__a_clEnqueueCopyImage *a = p;
 
-    a->ret = clgc__next.clEnqueueCopyImage(a->command_queue, a->src_image, a->dst_image, a->src_origin, a->dst_origin, a->region, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueCopyImage(a->command_queue, a->src_image, a->dst_image, a->src_origin, a->dst_origin, a->region, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueCopyImage a = {command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyImage, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueCopyImage a = {command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueCopyImage, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueCopyImageToBuffer */
+static inline cl_int
+clgc__c_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueCopyImageToBuffer {
     cl_command_queue command_queue;
     cl_mem src_image;
@@ -1708,28 +3209,53 @@ struct clgc__a_clEnqueueCopyImageToBuffer {
 };
 
 static void *
-clgc__lt_clEnqueueCopyImageToBuffer(void *p)
+clgc__t_clEnqueueCopyImageToBuffer(void *p)
 {
     struct clgc__a_clEnqueueCopyImageToBuffer *a = p;
 
-    a->ret = clgc__next.clEnqueueCopyImageToBuffer(a->command_queue, a->src_image, a->dst_buffer, a->src_origin, a->region, a->dst_offset, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueCopyImageToBuffer(a->command_queue, a->src_image, a->dst_buffer, a->src_origin, a->region, a->dst_offset, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueCopyImageToBuffer a = {command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueCopyImageToBuffer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueCopyImageToBuffer a = {command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueCopyImageToBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clEnqueueFillBuffer */
+static inline cl_int
+clgc__c_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueFillBuffer {
     cl_command_queue command_queue;
     cl_mem buffer;
@@ -1744,27 +3270,52 @@ struct clgc__a_clEnqueueFillBuffer {
 };
 
 static void *
-clgc__lt_clEnqueueFillBuffer(void *p)
+clgc__t_clEnqueueFillBuffer(void *p)
 {
     struct clgc__a_clEnqueueFillBuffer *a = p;
 
-    a->ret = clgc__next.clEnqueueFillBuffer(a->command_queue, a->buffer, a->pattern, a->pattern_size, a->offset, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueFillBuffer(a->command_queue, a->buffer, a->pattern, a->pattern_size, a->offset, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueFillBuffer a = {command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueFillBuffer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueFillBuffer a = {command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueFillBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueFillImage */
+static inline cl_int
+clgc__c_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueFillImage {
     cl_command_queue command_queue;
     cl_mem image;
@@ -1778,28 +3329,55 @@ struct clgc__a_clEnqueueFillImage {
 };
 
 static void *
-clgc__lt_clEnqueueFillImage(void *p)
+clgc__t_clEnqueueFillImage(void *p)
 {
     struct clgc__a_clEnqueueFillImage *a = p;
 
-    a->ret = clgc__next.clEnqueueFillImage(a->command_queue, a->image, a->fill_color, a->origin, a->region, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueFillImage(a->command_queue, a->image, a->fill_color, a->origin, a->region, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueFillImage a = {command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueFillImage, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueFillImage a = {command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueFillImage, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueMapBuffer */
+static inline void *
+clgc__c_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(command_queue)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_COMMAND_QUEUE;
+        return NULL;
+    }
+    return clgc__next.clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+}
+
 struct clgc__a_clEnqueueMapBuffer {
     cl_command_queue command_queue;
     cl_mem buffer;
@@ -1815,27 +3393,51 @@ struct clgc__a_clEnqueueMapBuffer {
 };
 
 static void *
-clgc__lt_clEnqueueMapBuffer(void *p)
+clgc__t_clEnqueueMapBuffer(void *p)
 {
     struct clgc__a_clEnqueueMapBuffer *a = p;
 
-    a->ret = clgc__next.clEnqueueMapBuffer(a->command_queue, a->buffer, a->blocking_map, a->map_flags, a->offset, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event, a->errcode_ret);
+    a->ret = clgc__c_clEnqueueMapBuffer(a->command_queue, a->buffer, a->blocking_map, a->map_flags, a->offset, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) void *
+clgc__s_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+{
+    struct clgc__a_clEnqueueMapBuffer a = {command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clEnqueueMapBuffer, &a);
+    return a.ret;
 }
 
 static void *CL_API_CALL
 clgc__l_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    struct clgc__a_clEnqueueMapBuffer a = {command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret, 0};
+    void *ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueMapBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueMapImage */
+static inline void *
+clgc__c_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+{
+    if (!clgc__object_ok(command_queue)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_COMMAND_QUEUE;
+        return NULL;
+    }
+    return clgc__next.clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+}
+
 struct clgc__a_clEnqueueMapImage {
     cl_command_queue command_queue;
     cl_mem image;
@@ -1853,27 +3455,49 @@ struct clgc__a_clEnqueueMapImage {
 };
 
 static void *
-clgc__lt_clEnqueueMapImage(void *p)
+clgc__t_clEnqueueMapImage(void *p)
 {
     struct clgc__a_clEnqueueMapImage *a = p;
 
-    a->ret = clgc__next.clEnqueueMapImage(a->command_queue, a->image, a->blocking_map, a->map_flags, a->origin, a->region, a->image_row_pitch, a->image_slice_pitch, a->num_events_in_wait_list, a->event_wait_list, a->event, a->errcode_ret);
+    a->ret = clgc__c_clEnqueueMapImage(a->command_queue, a->image, a->blocking_map, a->map_flags, a->origin, a->region, a->image_row_pitch, a->image_slice_pitch, a->num_events_in_wait_list, a->event_wait_list, a->event, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) void *
+clgc__s_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+{
+    struct clgc__a_clEnqueueMapImage a = {command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clEnqueueMapImage, &a);
+    return a.ret;
 }
 
 static void *CL_API_CALL
 clgc__l_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    struct clgc__a_clEnqueueMapImage a = {command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret, 0};
+    void *ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueMapImage, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueMarker */
+static inline cl_int
+clgc__c_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueMarker(command_queue, event);
+}
+
 struct clgc__a_clEnqueueMarker {
     cl_command_queue command_queue;
     cl_event *event;
@@ -1881,28 +3505,53 @@ struct clgc__a_clEnqueueMarker {
 };
 
 static void *
-clgc__lt_clEnqueueMarker(void *p)
+clgc__t_clEnqueueMarker(void *p)
 {
     struct clgc__a_clEnqueueMarker *a = p;
 
-    a->ret = clgc__next.clEnqueueMarker(a->command_queue, a->event);
+    a->ret = clgc__c_clEnqueueMarker(a->command_queue, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+{
+    struct clgc__a_clEnqueueMarker a = {command_queue, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueMarker(command_queue, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMarker(command_queue, event);
+    clgc_call_safe(clgc__t_clEnqueueMarker, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
-    struct clgc__a_clEnqueueMarker a = {command_queue, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueMarker(command_queue, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueMarker, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueMarker(command_queue, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueMarker(command_queue, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clEnqueueMarkerWithWaitList */
+static inline cl_int
+clgc__c_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueMarkerWithWaitList {
     cl_command_queue command_queue;
     cl_uint num_events_in_wait_list;
@@ -1912,27 +3561,52 @@ struct clgc__a_clEnqueueMarkerWithWaitList {
 };
 
 static void *
-clgc__lt_clEnqueueMarkerWithWaitList(void *p)
+clgc__t_clEnqueueMarkerWithWaitList(void *p)
 {
     struct clgc__a_clEnqueueMarkerWithWaitList *a = p;
 
-    a->ret = clgc__next.clEnqueueMarkerWithWaitList(a->command_queue, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueMarkerWithWaitList(a->command_queue, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueMarkerWithWaitList a = {command_queue, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMarkerWithWaitList, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueMarkerWithWaitList a = {command_queue, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueMarkerWithWaitList, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueMigrateMemObjects */
+static inline cl_int
+clgc__c_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueMigrateMemObjects {
     cl_command_queue command_queue;
     cl_uint num_mem_objects;
@@ -1945,28 +3619,53 @@ struct clgc__a_clEnqueueMigrateMemObjects {
 };
 
 static void *
-clgc__lt_clEnqueueMigrateMemObjects(void *p)
+clgc__t_clEnqueueMigrateMemObjects(void *p)
 {
     struct clgc__a_clEnqueueMigrateMemObjects *a = p;
 
-    a->ret = clgc__next.clEnqueueMigrateMemObjects(a->command_queue, a->num_mem_objects, a->mem_objects, a->flags, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueMigrateMemObjects(a->command_queue, a->num_mem_objects, a->mem_objects, a->flags, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueMigrateMemObjects a = {command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueMigrateMemObjects, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueMigrateMemObjects a = {command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueMigrateMemObjects, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueNDRangeKernel */
+static inline cl_int
+clgc__c_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueNDRangeKernel {
     cl_command_queue command_queue;
     cl_kernel kernel;
@@ -1981,27 +3680,67 @@ struct clgc__a_clEnqueueNDRangeKernel {
 };
 
 static void *
-clgc__lt_clEnqueueNDRangeKernel(void *p)
+clgc__t_clEnqueueNDRangeKernel(void *p)
 {
     struct clgc__a_clEnqueueNDRangeKernel *a = p;
 
-    a->ret = clgc__next.clEnqueueNDRangeKernel(a->command_queue, a->kernel, a->work_dim, a->global_work_offset, a->global_work_size, a->local_work_size, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueNDRangeKernel(a->command_queue, a->kernel, a->work_dim, a->global_work_offset, a->global_work_size, a->local_work_size, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueNDRangeKernel a = {command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueNDRangeKernel, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueNDRangeKernel a = {command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueNDRangeKernel, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueNativeKernel */
+static inline cl_int
+clgc__c_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    if (user_func != NULL) {
+        clgc_function_t code;
+
+        cb = clgc__native_new("clEnqueueNativeKernel", (clgc_function_t)user_func,
+                              &code);
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        user_func = (void (CL_CALLBACK *)(void *))code;
+    }
+    ret = clgc__next.clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
+}
+
 struct clgc__a_clEnqueueNativeKernel {
     cl_command_queue command_queue;
     void (CL_CALLBACK *user_func)(void *);
@@ -2017,27 +3756,52 @@ struct clgc__a_clEnqueueNativeKernel {
 };
 
 static void *
-clgc__lt_clEnqueueNativeKernel(void *p)
+clgc__t_clEnqueueNativeKernel(void *p)
 {
     struct clgc__a_clEnqueueNativeKernel *a = p;
 
-    a->ret = clgc__next.clEnqueueNativeKernel(a->command_queue, a->user_func, a->args, a->cb_args, a->num_mem_objects, a->mem_list, a->args_mem_loc, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueNativeKernel(a->command_queue, a->user_func, a->args, a->cb_args, a->num_mem_objects, a->mem_list, a->args_mem_loc, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueNativeKernel a = {command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueNativeKernel, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueNativeKernel a = {command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueNativeKernel, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__c_clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueReadBuffer */
+static inline cl_int
+clgc__c_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReadBuffer {
     cl_command_queue command_queue;
     cl_mem buffer;
@@ -2052,28 +3816,50 @@ struct clgc__a_clEnqueueReadBuffer {
 };
 
 static void *
-clgc__lt_clEnqueueReadBuffer(void *p)
+clgc__t_clEnqueueReadBuffer(void *p)
 {
     struct clgc__a_clEnqueueReadBuffer *a = p;
 
-    a->ret = clgc__next.clEnqueueReadBuffer(a->command_queue, a->buffer, a->blocking_read, a->offset, a->size, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReadBuffer(a->command_queue, a->buffer, a->blocking_read, a->offset, a->size, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReadBuffer a = {command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueReadBuffer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReadBuffer a = {command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReadBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_1)
 /* clEnqueueReadBufferRect */
+static inline cl_int
+clgc__c_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReadBufferRect {
     cl_command_queue command_queue;
     cl_mem buffer;
@@ -2093,28 +3879,50 @@ struct clgc__a_clEnqueueReadBufferRect {
 };
 
 static void *
-clgc__lt_clEnqueueReadBufferRect(void *p)
+clgc__t_clEnqueueReadBufferRect(void *p)
 {
     struct clgc__a_clEnqueueReadBufferRect *a = p;
 
-    a->ret = clgc__next.clEnqueueReadBufferRect(a->command_queue, a->buffer, a->blocking_read, a->buffer_origin, a->host_origin, a->region, a->buffer_row_pitch, a->buffer_slice_pitch, a->host_row_pitch, a->host_slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReadBufferRect(a->command_queue, a->buffer, a->blocking_read, a->buffer_origin, a->host_origin, a->region, a->buffer_row_pitch, a->buffer_slice_pitch, a->host_row_pitch, a->host_slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReadBufferRect a = {command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueReadBufferRect, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReadBufferRect a = {command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReadBufferRect, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueReadImage */
+static inline cl_int
+clgc__c_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReadImage {
     cl_command_queue command_queue;
     cl_mem image;
@@ -2131,28 +3939,50 @@ struct clgc__a_clEnqueueReadImage {
 };
 
 static void *
-clgc__lt_clEnqueueReadImage(void *p)
+clgc__t_clEnqueueReadImage(void *p)
 {
     struct clgc__a_clEnqueueReadImage *a = p;
 
-    a->ret = clgc__next.clEnqueueReadImage(a->command_queue, a->image, a->blocking_read, a->origin, a->region, a->row_pitch, a->slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReadImage(a->command_queue, a->image, a->blocking_read, a->origin, a->region, a->row_pitch, a->slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReadImage a = {command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueReadImage, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReadImage a = {command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReadImage, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(__OPENCL_CL_D3D10_H)
 /* clEnqueueReleaseD3D10ObjectsKHR */
+static inline cl_int
+clgc__c_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReleaseD3D10ObjectsKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -2164,29 +3994,54 @@ struct clgc__a_clEnqueueReleaseD3D10ObjectsKHR {
 };
 
 static void *
-clgc__lt_clEnqueueReleaseD3D10ObjectsKHR(void *p)
+clgc__t_clEnqueueReleaseD3D10ObjectsKHR(void *p)
 {
     struct clgc__a_clEnqueueReleaseD3D10ObjectsKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueReleaseD3D10ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReleaseD3D10ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReleaseD3D10ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseD3D10ObjectsKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReleaseD3D10ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReleaseD3D10ObjectsKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(__OPENCL_CL_D3D11_H)
 /* clEnqueueReleaseD3D11ObjectsKHR */
+static inline cl_int
+clgc__c_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReleaseD3D11ObjectsKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -2198,29 +4053,54 @@ struct clgc__a_clEnqueueReleaseD3D11ObjectsKHR {
 };
 
 static void *
-clgc__lt_clEnqueueReleaseD3D11ObjectsKHR(void *p)
+clgc__t_clEnqueueReleaseD3D11ObjectsKHR(void *p)
 {
     struct clgc__a_clEnqueueReleaseD3D11ObjectsKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueReleaseD3D11ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReleaseD3D11ObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReleaseD3D11ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseD3D11ObjectsKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReleaseD3D11ObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReleaseD3D11ObjectsKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(__OPENCL_CL_DX9_MEDIA_SHARING_H)
 /* clEnqueueReleaseDX9MediaSurfacesKHR */
+static inline cl_int
+clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReleaseDX9MediaSurfacesKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -2232,28 +4112,53 @@ struct clgc__a_clEnqueueReleaseDX9MediaSurfacesKHR {
 };
 
 static void *
-clgc__lt_clEnqueueReleaseDX9MediaSurfacesKHR(void *p)
+clgc__t_clEnqueueReleaseDX9MediaSurfacesKHR(void *p)
 {
     struct clgc__a_clEnqueueReleaseDX9MediaSurfacesKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueReleaseDX9MediaSurfacesKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReleaseDX9MediaSurfacesKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseDX9MediaSurfacesKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReleaseDX9MediaSurfacesKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReleaseDX9MediaSurfacesKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueReleaseEGLObjectsKHR */
+static inline cl_int
+clgc__c_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReleaseEGLObjectsKHR {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -2265,27 +4170,52 @@ struct clgc__a_clEnqueueReleaseEGLObjectsKHR {
 };
 
 static void *
-clgc__lt_clEnqueueReleaseEGLObjectsKHR(void *p)
+clgc__t_clEnqueueReleaseEGLObjectsKHR(void *p)
 {
     struct clgc__a_clEnqueueReleaseEGLObjectsKHR *a = p;
 
-    a->ret = clgc__next.clEnqueueReleaseEGLObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReleaseEGLObjectsKHR(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReleaseEGLObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseEGLObjectsKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReleaseEGLObjectsKHR a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReleaseEGLObjectsKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueReleaseGLObjects */
+static inline cl_int
+clgc__c_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueReleaseGLObjects {
     cl_command_queue command_queue;
     cl_uint num_objects;
@@ -2297,28 +4227,91 @@ struct clgc__a_clEnqueueReleaseGLObjects {
 };
 
 static void *
-clgc__lt_clEnqueueReleaseGLObjects(void *p)
+clgc__t_clEnqueueReleaseGLObjects(void *p)
 {
     struct clgc__a_clEnqueueReleaseGLObjects *a = p;
 
-    a->ret = clgc__next.clEnqueueReleaseGLObjects(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueReleaseGLObjects(a->command_queue, a->num_objects, a->mem_objects, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueReleaseGLObjects a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueReleaseGLObjects, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueReleaseGLObjects a = {command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueReleaseGLObjects, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_0)
 /* clEnqueueSVMFree */
+/* clEnqueueSVMFree's callback */
+struct clgc__v_clEnqueueSVMFree {
+    cl_command_queue queue;
+    cl_uint num_svm_pointers;
+    void **svm_pointers;
+};
+
+static void
+clgc__r_clEnqueueSVMFree(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clEnqueueSVMFree *v = p;
+
+    ((void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data))cb->fn)(v->queue, v->num_svm_pointers, v->svm_pointers, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clEnqueueSVMFree(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data)
+{
+    struct clgc__v_clEnqueueSVMFree v = {queue, num_svm_pointers, svm_pointers};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_int
+clgc__c_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    if (pfn_free_func != NULL) {
+        cb = clgc__callback_new("clEnqueueSVMFree", CLGC__ONCE_NOW, clgc__r_clEnqueueSVMFree,
+                                (clgc_function_t)pfn_free_func, user_data,
+                                sizeof(struct clgc__v_clEnqueueSVMFree));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_free_func = clgc__k_clEnqueueSVMFree;
+        user_data = cb;
+    }
+    ret = clgc__next.clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
+}
+
 struct clgc__a_clEnqueueSVMFree {
     cl_command_queue command_queue;
     cl_uint num_svm_pointers;
@@ -2332,27 +4325,49 @@ struct clgc__a_clEnqueueSVMFree {
 };
 
 static void *
-clgc__lt_clEnqueueSVMFree(void *p)
+clgc__t_clEnqueueSVMFree(void *p)
 {
     struct clgc__a_clEnqueueSVMFree *a = p;
 
-    a->ret = clgc__next.clEnqueueSVMFree(a->command_queue, a->num_svm_pointers, a->svm_pointers, a->pfn_free_func, a->user_data, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueSVMFree(a->command_queue, a->num_svm_pointers, a->svm_pointers, a->pfn_free_func, a->user_data, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueSVMFree a = {command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueSVMFree, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueSVMFree a = {command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueSVMFree, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__c_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueSVMMap */
+static inline cl_int
+clgc__c_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueSVMMap {
     cl_command_queue command_queue;
     cl_bool blocking_map;
@@ -2366,27 +4381,49 @@ struct clgc__a_clEnqueueSVMMap {
 };
 
 static void *
-clgc__lt_clEnqueueSVMMap(void *p)
+clgc__t_clEnqueueSVMMap(void *p)
 {
     struct clgc__a_clEnqueueSVMMap *a = p;
 
-    a->ret = clgc__next.clEnqueueSVMMap(a->command_queue, a->blocking_map, a->flags, a->svm_ptr, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueSVMMap(a->command_queue, a->blocking_map, a->flags, a->svm_ptr, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueSVMMap a = {command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueSVMMap, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueSVMMap a = {command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueSVMMap, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueSVMMemFill */
+static inline cl_int
+clgc__c_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueSVMMemFill {
     cl_command_queue command_queue;
     void *svm_ptr;
@@ -2400,27 +4437,52 @@ struct clgc__a_clEnqueueSVMMemFill {
 };
 
 static void *
-clgc__lt_clEnqueueSVMMemFill(void *p)
+clgc__t_clEnqueueSVMMemFill(void *p)
 {
     struct clgc__a_clEnqueueSVMMemFill *a = p;
 
-    a->ret = clgc__next.clEnqueueSVMMemFill(a->command_queue, a->svm_ptr, a->pattern, a->pattern_size, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueSVMMemFill(a->command_queue, a->svm_ptr, a->pattern, a->pattern_size, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueSVMMemFill a = {command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMMemFill, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueSVMMemFill a = {command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueSVMMemFill, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueSVMMemcpy */
+static inline cl_int
+clgc__c_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueSVMMemcpy {
     cl_command_queue command_queue;
     cl_bool blocking_copy;
@@ -2434,29 +4496,51 @@ struct clgc__a_clEnqueueSVMMemcpy {
 };
 
 static void *
-clgc__lt_clEnqueueSVMMemcpy(void *p)
+clgc__t_clEnqueueSVMMemcpy(void *p)
 {
     struct clgc__a_clEnqueueSVMMemcpy *a = p;
 
-    a->ret = clgc__next.clEnqueueSVMMemcpy(a->command_queue, a->blocking_copy, a->dst_ptr, a->src_ptr, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueSVMMemcpy(a->command_queue, a->blocking_copy, a->dst_ptr, a->src_ptr, a->size, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueSVMMemcpy a = {command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueSVMMemcpy, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueSVMMemcpy a = {command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueSVMMemcpy, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_2_1)
 /* clEnqueueSVMMigrateMem */
+static inline cl_int
+clgc__c_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueSVMMigrateMem {
     cl_command_queue command_queue;
     cl_uint num_svm_pointers;
@@ -2470,29 +4554,54 @@ struct clgc__a_clEnqueueSVMMigrateMem {
 };
 
 static void *
-clgc__lt_clEnqueueSVMMigrateMem(void *p)
+clgc__t_clEnqueueSVMMigrateMem(void *p)
 {
     struct clgc__a_clEnqueueSVMMigrateMem *a = p;
 
-    a->ret = clgc__next.clEnqueueSVMMigrateMem(a->command_queue, a->num_svm_pointers, a->svm_pointers, a->sizes, a->flags, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueSVMMigrateMem(a->command_queue, a->num_svm_pointers, a->svm_pointers, a->sizes, a->flags, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueSVMMigrateMem a = {command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMMigrateMem, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueSVMMigrateMem a = {command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueSVMMigrateMem, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_2_0)
 /* clEnqueueSVMUnmap */
+static inline cl_int
+clgc__c_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueSVMUnmap {
     cl_command_queue command_queue;
     void *svm_ptr;
@@ -2503,28 +4612,53 @@ struct clgc__a_clEnqueueSVMUnmap {
 };
 
 static void *
-clgc__lt_clEnqueueSVMUnmap(void *p)
+clgc__t_clEnqueueSVMUnmap(void *p)
 {
     struct clgc__a_clEnqueueSVMUnmap *a = p;
 
-    a->ret = clgc__next.clEnqueueSVMUnmap(a->command_queue, a->svm_ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueSVMUnmap(a->command_queue, a->svm_ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueSVMUnmap a = {command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueSVMUnmap, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueSVMUnmap a = {command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueSVMUnmap, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueTask */
+static inline cl_int
+clgc__c_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueTask {
     cl_command_queue command_queue;
     cl_kernel kernel;
@@ -2535,27 +4669,52 @@ struct clgc__a_clEnqueueTask {
 };
 
 static void *
-clgc__lt_clEnqueueTask(void *p)
+clgc__t_clEnqueueTask(void *p)
 {
     struct clgc__a_clEnqueueTask *a = p;
 
-    a->ret = clgc__next.clEnqueueTask(a->command_queue, a->kernel, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueTask(a->command_queue, a->kernel, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueTask a = {command_queue, kernel, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueTask, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueTask a = {command_queue, kernel, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueTask, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueUnmapMemObject */
+static inline cl_int
+clgc__c_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueUnmapMemObject {
     cl_command_queue command_queue;
     cl_mem memobj;
@@ -2567,27 +4726,52 @@ struct clgc__a_clEnqueueUnmapMemObject {
 };
 
 static void *
-clgc__lt_clEnqueueUnmapMemObject(void *p)
+clgc__t_clEnqueueUnmapMemObject(void *p)
 {
     struct clgc__a_clEnqueueUnmapMemObject *a = p;
 
-    a->ret = clgc__next.clEnqueueUnmapMemObject(a->command_queue, a->memobj, a->mapped_ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueUnmapMemObject(a->command_queue, a->memobj, a->mapped_ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueUnmapMemObject a = {command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc_call_safe(clgc__t_clEnqueueUnmapMemObject, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueUnmapMemObject a = {command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueUnmapMemObject, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueWaitForEvents */
+static inline cl_int
+clgc__c_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueWaitForEvents(command_queue, num_events, event_list);
+}
+
 struct clgc__a_clEnqueueWaitForEvents {
     cl_command_queue command_queue;
     cl_uint num_events;
@@ -2596,27 +4780,52 @@ struct clgc__a_clEnqueueWaitForEvents {
 };
 
 static void *
-clgc__lt_clEnqueueWaitForEvents(void *p)
+clgc__t_clEnqueueWaitForEvents(void *p)
 {
     struct clgc__a_clEnqueueWaitForEvents *a = p;
 
-    a->ret = clgc__next.clEnqueueWaitForEvents(a->command_queue, a->num_events, a->event_list);
+    a->ret = clgc__c_clEnqueueWaitForEvents(a->command_queue, a->num_events, a->event_list);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
+{
+    struct clgc__a_clEnqueueWaitForEvents a = {command_queue, num_events, event_list, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueWaitForEvents(command_queue, num_events, event_list);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clEnqueueWaitForEvents(command_queue, num_events, event_list);
+    clgc_call_safe(clgc__t_clEnqueueWaitForEvents, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-    struct clgc__a_clEnqueueWaitForEvents a = {command_queue, num_events, event_list, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueWaitForEvents(command_queue, num_events, event_list);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueWaitForEvents, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueWaitForEvents(command_queue, num_events, event_list);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueWaitForEvents(command_queue, num_events, event_list);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clEnqueueWriteBuffer */
+static inline cl_int
+clgc__c_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueWriteBuffer {
     cl_command_queue command_queue;
     cl_mem buffer;
@@ -2631,28 +4840,50 @@ struct clgc__a_clEnqueueWriteBuffer {
 };
 
 static void *
-clgc__lt_clEnqueueWriteBuffer(void *p)
+clgc__t_clEnqueueWriteBuffer(void *p)
 {
     struct clgc__a_clEnqueueWriteBuffer *a = p;
 
-    a->ret = clgc__next.clEnqueueWriteBuffer(a->command_queue, a->buffer, a->blocking_write, a->offset, a->size, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueWriteBuffer(a->command_queue, a->buffer, a->blocking_write, a->offset, a->size, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueWriteBuffer a = {command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueWriteBuffer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueWriteBuffer a = {command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueWriteBuffer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_1)
 /* clEnqueueWriteBufferRect */
+static inline cl_int
+clgc__c_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueWriteBufferRect {
     cl_command_queue command_queue;
     cl_mem buffer;
@@ -2672,28 +4903,50 @@ struct clgc__a_clEnqueueWriteBufferRect {
 };
 
 static void *
-clgc__lt_clEnqueueWriteBufferRect(void *p)
+clgc__t_clEnqueueWriteBufferRect(void *p)
 {
     struct clgc__a_clEnqueueWriteBufferRect *a = p;
 
-    a->ret = clgc__next.clEnqueueWriteBufferRect(a->command_queue, a->buffer, a->blocking_write, a->buffer_origin, a->host_origin, a->region, a->buffer_row_pitch, a->buffer_slice_pitch, a->host_row_pitch, a->host_slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueWriteBufferRect(a->command_queue, a->buffer, a->blocking_write, a->buffer_origin, a->host_origin, a->region, a->buffer_row_pitch, a->buffer_slice_pitch, a->host_row_pitch, a->host_slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueWriteBufferRect a = {command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueWriteBufferRect, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueWriteBufferRect a = {command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueWriteBufferRect, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clEnqueueWriteImage */
+static inline cl_int
+clgc__c_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+}
+
 struct clgc__a_clEnqueueWriteImage {
     cl_command_queue command_queue;
     cl_mem image;
@@ -2710,81 +4963,147 @@ struct clgc__a_clEnqueueWriteImage {
 };
 
 static void *
-clgc__lt_clEnqueueWriteImage(void *p)
+clgc__t_clEnqueueWriteImage(void *p)
 {
     struct clgc__a_clEnqueueWriteImage *a = p;
 
-    a->ret = clgc__next.clEnqueueWriteImage(a->command_queue, a->image, a->blocking_write, a->origin, a->region, a->input_row_pitch, a->input_slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
+    a->ret = clgc__c_clEnqueueWriteImage(a->command_queue, a->image, a->blocking_write, a->origin, a->region, a->input_row_pitch, a->input_slice_pitch, a->ptr, a->num_events_in_wait_list, a->event_wait_list, a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+    struct clgc__a_clEnqueueWriteImage a = {command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    }
+    clgc_call_safe(clgc__t_clEnqueueWriteImage, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    struct clgc__a_clEnqueueWriteImage a = {command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-    }
-    clgc_call_safe(clgc__lt_clEnqueueWriteImage, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_enter();
+    ret = clgc__next.clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clFinish */
+static inline cl_int
+clgc__c_clFinish(cl_command_queue command_queue)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clFinish(command_queue);
+}
+
 struct clgc__a_clFinish {
     cl_command_queue command_queue;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clFinish(void *p)
+clgc__t_clFinish(void *p)
 {
     struct clgc__a_clFinish *a = p;
 
-    a->ret = clgc__next.clFinish(a->command_queue);
+    a->ret = clgc__c_clFinish(a->command_queue);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clFinish(cl_command_queue command_queue)
+{
+    struct clgc__a_clFinish a = {command_queue, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clFinish(command_queue);
+    }
+    clgc_call_safe(clgc__t_clFinish, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clFinish(cl_command_queue command_queue)
 {
-    struct clgc__a_clFinish a = {command_queue, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clFinish(command_queue);
-    }
-    clgc_call_safe(clgc__lt_clFinish, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clFinish(command_queue);
+    clgc__fast_enter();
+    ret = clgc__next.clFinish(command_queue);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clFlush */
+static inline cl_int
+clgc__c_clFlush(cl_command_queue command_queue)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clFlush(command_queue);
+}
+
 struct clgc__a_clFlush {
     cl_command_queue command_queue;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clFlush(void *p)
+clgc__t_clFlush(void *p)
 {
     struct clgc__a_clFlush *a = p;
 
-    a->ret = clgc__next.clFlush(a->command_queue);
+    a->ret = clgc__c_clFlush(a->command_queue);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clFlush(cl_command_queue command_queue)
+{
+    struct clgc__a_clFlush a = {command_queue, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clFlush(command_queue);
+    }
+    clgc_call_safe(clgc__t_clFlush, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clFlush(cl_command_queue command_queue)
 {
-    struct clgc__a_clFlush a = {command_queue, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clFlush(command_queue);
-    }
-    clgc_call_safe(clgc__lt_clFlush, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clFlush(command_queue);
+    clgc__fast_enter();
+    ret = clgc__next.clFlush(command_queue);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetCommandQueueInfo */
+static inline cl_int
+clgc__c_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetCommandQueueInfo {
     cl_command_queue command_queue;
     cl_command_queue_info param_name;
@@ -2795,27 +5114,52 @@ struct clgc__a_clGetCommandQueueInfo {
 };
 
 static void *
-clgc__lt_clGetCommandQueueInfo(void *p)
+clgc__t_clGetCommandQueueInfo(void *p)
 {
     struct clgc__a_clGetCommandQueueInfo *a = p;
 
-    a->ret = clgc__next.clGetCommandQueueInfo(a->command_queue, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetCommandQueueInfo(a->command_queue, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetCommandQueueInfo a = {command_queue, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetCommandQueueInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetCommandQueueInfo a = {command_queue, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetCommandQueueInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetContextInfo */
+static inline cl_int
+clgc__c_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(context)) {
+        return CL_INVALID_CONTEXT;
+    }
+    return clgc__next.clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetContextInfo {
     cl_context context;
     cl_context_info param_name;
@@ -2826,28 +5170,53 @@ struct clgc__a_clGetContextInfo {
 };
 
 static void *
-clgc__lt_clGetContextInfo(void *p)
+clgc__t_clGetContextInfo(void *p)
 {
     struct clgc__a_clGetContextInfo *a = p;
 
-    a->ret = clgc__next.clGetContextInfo(a->context, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetContextInfo(a->context, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetContextInfo a = {context, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetContextInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetContextInfo a = {context, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetContextInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_1)
 /* clGetDeviceAndHostTimer */
+static inline cl_int
+clgc__c_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
+{
+    if (!clgc__object_ok(device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+}
+
 struct clgc__a_clGetDeviceAndHostTimer {
     cl_device_id device;
     cl_ulong *device_timestamp;
@@ -2856,28 +5225,53 @@ struct clgc__a_clGetDeviceAndHostTimer {
 };
 
 static void *
-clgc__lt_clGetDeviceAndHostTimer(void *p)
+clgc__t_clGetDeviceAndHostTimer(void *p)
 {
     struct clgc__a_clGetDeviceAndHostTimer *a = p;
 
-    a->ret = clgc__next.clGetDeviceAndHostTimer(a->device, a->device_timestamp, a->host_timestamp);
+    a->ret = clgc__c_clGetDeviceAndHostTimer(a->device, a->device_timestamp, a->host_timestamp);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
+{
+    struct clgc__a_clGetDeviceAndHostTimer a = {device, device_timestamp, host_timestamp, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+    clgc_call_safe(clgc__t_clGetDeviceAndHostTimer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
 {
-    struct clgc__a_clGetDeviceAndHostTimer a = {device, device_timestamp, host_timestamp, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
-    }
-    clgc_call_safe(clgc__lt_clGetDeviceAndHostTimer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+        return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+    clgc__fast_enter();
+    ret = clgc__next.clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clGetDeviceIDs */
+static inline cl_int
+clgc__c_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    if (!clgc__object_ok(platform)) {
+        return CL_INVALID_PLATFORM;
+    }
+    return clgc__next.clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
+}
+
 struct clgc__a_clGetDeviceIDs {
     cl_platform_id platform;
     cl_device_type device_type;
@@ -2888,28 +5282,50 @@ struct clgc__a_clGetDeviceIDs {
 };
 
 static void *
-clgc__lt_clGetDeviceIDs(void *p)
+clgc__t_clGetDeviceIDs(void *p)
 {
     struct clgc__a_clGetDeviceIDs *a = p;
 
-    a->ret = clgc__next.clGetDeviceIDs(a->platform, a->device_type, a->num_entries, a->devices, a->num_devices);
+    a->ret = clgc__c_clGetDeviceIDs(a->platform, a->device_type, a->num_entries, a->devices, a->num_devices);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    struct clgc__a_clGetDeviceIDs a = {platform, device_type, num_entries, devices, num_devices, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
+    }
+    clgc_call_safe(clgc__t_clGetDeviceIDs, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__a_clGetDeviceIDs a = {platform, device_type, num_entries, devices, num_devices, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
-    }
-    clgc_call_safe(clgc__lt_clGetDeviceIDs, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+        return clgc__s_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
+    clgc__fast_enter();
+    ret = clgc__next.clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(cl_khr_d3d10_sharing) && defined(__OPENCL_CL_D3D10_H)
 /* clGetDeviceIDsFromD3D10KHR */
+static inline cl_int
+clgc__c_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_source_khr d3d_device_source, void *d3d_object, cl_d3d10_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    if (!clgc__object_ok(platform)) {
+        return CL_INVALID_PLATFORM;
+    }
+    return clgc__next.clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+}
+
 struct clgc__a_clGetDeviceIDsFromD3D10KHR {
     cl_platform_id platform;
     cl_d3d10_device_source_khr d3d_device_source;
@@ -2922,29 +5338,54 @@ struct clgc__a_clGetDeviceIDsFromD3D10KHR {
 };
 
 static void *
-clgc__lt_clGetDeviceIDsFromD3D10KHR(void *p)
+clgc__t_clGetDeviceIDsFromD3D10KHR(void *p)
 {
     struct clgc__a_clGetDeviceIDsFromD3D10KHR *a = p;
 
-    a->ret = clgc__next.clGetDeviceIDsFromD3D10KHR(a->platform, a->d3d_device_source, a->d3d_object, a->d3d_device_set, a->num_entries, a->devices, a->num_devices);
+    a->ret = clgc__c_clGetDeviceIDsFromD3D10KHR(a->platform, a->d3d_device_source, a->d3d_object, a->d3d_device_set, a->num_entries, a->devices, a->num_devices);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_source_khr d3d_device_source, void *d3d_object, cl_d3d10_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    struct clgc__a_clGetDeviceIDsFromD3D10KHR a = {platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromD3D10KHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_source_khr d3d_device_source, void *d3d_object, cl_d3d10_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__a_clGetDeviceIDsFromD3D10KHR a = {platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    }
-    clgc_call_safe(clgc__lt_clGetDeviceIDsFromD3D10KHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+        return clgc__s_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc__fast_enter();
+    ret = clgc__next.clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(cl_khr_d3d11_sharing) && defined(__OPENCL_CL_D3D11_H)
 /* clGetDeviceIDsFromD3D11KHR */
+static inline cl_int
+clgc__c_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_source_khr d3d_device_source, void *d3d_object, cl_d3d11_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    if (!clgc__object_ok(platform)) {
+        return CL_INVALID_PLATFORM;
+    }
+    return clgc__next.clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+}
+
 struct clgc__a_clGetDeviceIDsFromD3D11KHR {
     cl_platform_id platform;
     cl_d3d11_device_source_khr d3d_device_source;
@@ -2957,29 +5398,54 @@ struct clgc__a_clGetDeviceIDsFromD3D11KHR {
 };
 
 static void *
-clgc__lt_clGetDeviceIDsFromD3D11KHR(void *p)
+clgc__t_clGetDeviceIDsFromD3D11KHR(void *p)
 {
     struct clgc__a_clGetDeviceIDsFromD3D11KHR *a = p;
 
-    a->ret = clgc__next.clGetDeviceIDsFromD3D11KHR(a->platform, a->d3d_device_source, a->d3d_object, a->d3d_device_set, a->num_entries, a->devices, a->num_devices);
+    a->ret = clgc__c_clGetDeviceIDsFromD3D11KHR(a->platform, a->d3d_device_source, a->d3d_object, a->d3d_device_set, a->num_entries, a->devices, a->num_devices);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_source_khr d3d_device_source, void *d3d_object, cl_d3d11_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    struct clgc__a_clGetDeviceIDsFromD3D11KHR a = {platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromD3D11KHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_source_khr d3d_device_source, void *d3d_object, cl_d3d11_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__a_clGetDeviceIDsFromD3D11KHR a = {platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
-    }
-    clgc_call_safe(clgc__lt_clGetDeviceIDsFromD3D11KHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+        return clgc__s_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc__fast_enter();
+    ret = clgc__next.clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(cl_khr_dx9_media_sharing) && defined(__OPENCL_CL_DX9_MEDIA_SHARING_H)
 /* clGetDeviceIDsFromDX9MediaAdapterKHR */
+static inline cl_int
+clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint num_media_adapters, cl_dx9_media_adapter_type_khr *media_adapter_type, void *media_adapters, cl_dx9_media_adapter_set_khr media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    if (!clgc__object_ok(platform)) {
+        return CL_INVALID_PLATFORM;
+    }
+    return clgc__next.clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
+}
+
 struct clgc__a_clGetDeviceIDsFromDX9MediaAdapterKHR {
     cl_platform_id platform;
     cl_uint num_media_adapters;
@@ -2993,28 +5459,53 @@ struct clgc__a_clGetDeviceIDsFromDX9MediaAdapterKHR {
 };
 
 static void *
-clgc__lt_clGetDeviceIDsFromDX9MediaAdapterKHR(void *p)
+clgc__t_clGetDeviceIDsFromDX9MediaAdapterKHR(void *p)
 {
     struct clgc__a_clGetDeviceIDsFromDX9MediaAdapterKHR *a = p;
 
-    a->ret = clgc__next.clGetDeviceIDsFromDX9MediaAdapterKHR(a->platform, a->num_media_adapters, a->media_adapter_type, a->media_adapters, a->media_adapter_set, a->num_entries, a->devices, a->num_devices);
+    a->ret = clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(a->platform, a->num_media_adapters, a->media_adapter_type, a->media_adapters, a->media_adapter_set, a->num_entries, a->devices, a->num_devices);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint num_media_adapters, cl_dx9_media_adapter_type_khr *media_adapter_type, void *media_adapters, cl_dx9_media_adapter_set_khr media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    struct clgc__a_clGetDeviceIDsFromDX9MediaAdapterKHR a = {platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
+    clgc_call_safe(clgc__t_clGetDeviceIDsFromDX9MediaAdapterKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint num_media_adapters, cl_dx9_media_adapter_type_khr *media_adapter_type, void *media_adapters, cl_dx9_media_adapter_set_khr media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    struct clgc__a_clGetDeviceIDsFromDX9MediaAdapterKHR a = {platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
-    }
-    clgc_call_safe(clgc__lt_clGetDeviceIDsFromDX9MediaAdapterKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+        return clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
+    clgc__fast_enter();
+    ret = clgc__next.clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clGetDeviceInfo */
+static inline cl_int
+clgc__c_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetDeviceInfo {
     cl_device_id device;
     cl_device_info param_name;
@@ -3025,27 +5516,52 @@ struct clgc__a_clGetDeviceInfo {
 };
 
 static void *
-clgc__lt_clGetDeviceInfo(void *p)
+clgc__t_clGetDeviceInfo(void *p)
 {
     struct clgc__a_clGetDeviceInfo *a = p;
 
-    a->ret = clgc__next.clGetDeviceInfo(a->device, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetDeviceInfo(a->device, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetDeviceInfo a = {device, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetDeviceInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetDeviceInfo a = {device, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetDeviceInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+        return clgc__s_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetEventInfo */
+static inline cl_int
+clgc__c_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(event)) {
+        return CL_INVALID_EVENT;
+    }
+    return clgc__next.clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetEventInfo {
     cl_event event;
     cl_event_info param_name;
@@ -3056,27 +5572,52 @@ struct clgc__a_clGetEventInfo {
 };
 
 static void *
-clgc__lt_clGetEventInfo(void *p)
+clgc__t_clGetEventInfo(void *p)
 {
     struct clgc__a_clGetEventInfo *a = p;
 
-    a->ret = clgc__next.clGetEventInfo(a->event, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetEventInfo(a->event, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetEventInfo a = {event, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetEventInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetEventInfo a = {event, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetEventInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+        return clgc__s_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetEventProfilingInfo */
+static inline cl_int
+clgc__c_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(event)) {
+        return CL_INVALID_EVENT;
+    }
+    return clgc__next.clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetEventProfilingInfo {
     cl_event event;
     cl_profiling_info param_name;
@@ -3087,28 +5628,53 @@ struct clgc__a_clGetEventProfilingInfo {
 };
 
 static void *
-clgc__lt_clGetEventProfilingInfo(void *p)
+clgc__t_clGetEventProfilingInfo(void *p)
 {
     struct clgc__a_clGetEventProfilingInfo *a = p;
 
-    a->ret = clgc__next.clGetEventProfilingInfo(a->event, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetEventProfilingInfo(a->event, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetEventProfilingInfo a = {event, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetEventProfilingInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetEventProfilingInfo a = {event, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetEventProfilingInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+        return clgc__s_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(cl_khr_gl_sharing)
 /* clGetGLContextInfoKHR */
+static inline cl_int
+clgc__c_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(clgc__properties_platform(properties))) {
+        return 0;
+    }
+    return clgc__next.clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetGLContextInfoKHR {
     const cl_context_properties *properties;
     cl_gl_context_info param_name;
@@ -3119,27 +5685,52 @@ struct clgc__a_clGetGLContextInfoKHR {
 };
 
 static void *
-clgc__lt_clGetGLContextInfoKHR(void *p)
+clgc__t_clGetGLContextInfoKHR(void *p)
 {
     struct clgc__a_clGetGLContextInfoKHR *a = p;
 
-    a->ret = clgc__next.clGetGLContextInfoKHR(a->properties, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetGLContextInfoKHR(a->properties, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetGLContextInfoKHR a = {properties, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetGLContextInfoKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetGLContextInfoKHR a = {properties, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetGLContextInfoKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(clgc__properties_platform(properties)))))
+        return clgc__s_clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetGLContextInfoKHR(properties, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetGLObjectInfo */
+static inline cl_int
+clgc__c_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_GLuint *gl_object_name)
+{
+    if (!clgc__object_ok(memobj)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    return clgc__next.clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
+}
+
 struct clgc__a_clGetGLObjectInfo {
     cl_mem memobj;
     cl_gl_object_type *gl_object_type;
@@ -3148,27 +5739,52 @@ struct clgc__a_clGetGLObjectInfo {
 };
 
 static void *
-clgc__lt_clGetGLObjectInfo(void *p)
+clgc__t_clGetGLObjectInfo(void *p)
 {
     struct clgc__a_clGetGLObjectInfo *a = p;
 
-    a->ret = clgc__next.clGetGLObjectInfo(a->memobj, a->gl_object_type, a->gl_object_name);
+    a->ret = clgc__c_clGetGLObjectInfo(a->memobj, a->gl_object_type, a->gl_object_name);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_GLuint *gl_object_name)
+{
+    struct clgc__a_clGetGLObjectInfo a = {memobj, gl_object_type, gl_object_name, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
+    clgc_call_safe(clgc__t_clGetGLObjectInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_GLuint *gl_object_name)
 {
-    struct clgc__a_clGetGLObjectInfo a = {memobj, gl_object_type, gl_object_name, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
-    }
-    clgc_call_safe(clgc__lt_clGetGLObjectInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+        return clgc__s_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
+    clgc__fast_enter();
+    ret = clgc__next.clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetGLTextureInfo */
+static inline cl_int
+clgc__c_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(memobj)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    return clgc__next.clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetGLTextureInfo {
     cl_mem memobj;
     cl_gl_texture_info param_name;
@@ -3179,29 +5795,54 @@ struct clgc__a_clGetGLTextureInfo {
 };
 
 static void *
-clgc__lt_clGetGLTextureInfo(void *p)
+clgc__t_clGetGLTextureInfo(void *p)
 {
     struct clgc__a_clGetGLTextureInfo *a = p;
 
-    a->ret = clgc__next.clGetGLTextureInfo(a->memobj, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetGLTextureInfo(a->memobj, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetGLTextureInfo a = {memobj, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetGLTextureInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetGLTextureInfo a = {memobj, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetGLTextureInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+        return clgc__s_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_2_1)
 /* clGetHostTimer */
+static inline cl_int
+clgc__c_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
+{
+    if (!clgc__object_ok(device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clGetHostTimer(device, host_timestamp);
+}
+
 struct clgc__a_clGetHostTimer {
     cl_device_id device;
     cl_ulong *host_timestamp;
@@ -3209,28 +5850,53 @@ struct clgc__a_clGetHostTimer {
 };
 
 static void *
-clgc__lt_clGetHostTimer(void *p)
+clgc__t_clGetHostTimer(void *p)
 {
     struct clgc__a_clGetHostTimer *a = p;
 
-    a->ret = clgc__next.clGetHostTimer(a->device, a->host_timestamp);
+    a->ret = clgc__c_clGetHostTimer(a->device, a->host_timestamp);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
+{
+    struct clgc__a_clGetHostTimer a = {device, host_timestamp, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetHostTimer(device, host_timestamp);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetHostTimer(device, host_timestamp);
+    clgc_call_safe(clgc__t_clGetHostTimer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
-    struct clgc__a_clGetHostTimer a = {device, host_timestamp, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetHostTimer(device, host_timestamp);
-    }
-    clgc_call_safe(clgc__lt_clGetHostTimer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+        return clgc__s_clGetHostTimer(device, host_timestamp);
+    clgc__fast_enter();
+    ret = clgc__next.clGetHostTimer(device, host_timestamp);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clGetImageInfo */
+static inline cl_int
+clgc__c_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(image)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    return clgc__next.clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetImageInfo {
     cl_mem image;
     cl_image_info param_name;
@@ -3241,28 +5907,53 @@ struct clgc__a_clGetImageInfo {
 };
 
 static void *
-clgc__lt_clGetImageInfo(void *p)
+clgc__t_clGetImageInfo(void *p)
 {
     struct clgc__a_clGetImageInfo *a = p;
 
-    a->ret = clgc__next.clGetImageInfo(a->image, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetImageInfo(a->image, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetImageInfo a = {image, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetImageInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetImageInfo a = {image, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetImageInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(image))))
+        return clgc__s_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clGetKernelArgInfo */
+static inline cl_int
+clgc__c_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetKernelArgInfo {
     cl_kernel kernel;
     cl_uint arg_index;
@@ -3274,28 +5965,53 @@ struct clgc__a_clGetKernelArgInfo {
 };
 
 static void *
-clgc__lt_clGetKernelArgInfo(void *p)
+clgc__t_clGetKernelArgInfo(void *p)
 {
     struct clgc__a_clGetKernelArgInfo *a = p;
 
-    a->ret = clgc__next.clGetKernelArgInfo(a->kernel, a->arg_index, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetKernelArgInfo(a->kernel, a->arg_index, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetKernelArgInfo a = {kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelArgInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetKernelArgInfo a = {kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetKernelArgInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clGetKernelInfo */
+static inline cl_int
+clgc__c_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetKernelInfo {
     cl_kernel kernel;
     cl_kernel_info param_name;
@@ -3306,28 +6022,53 @@ struct clgc__a_clGetKernelInfo {
 };
 
 static void *
-clgc__lt_clGetKernelInfo(void *p)
+clgc__t_clGetKernelInfo(void *p)
 {
     struct clgc__a_clGetKernelInfo *a = p;
 
-    a->ret = clgc__next.clGetKernelInfo(a->kernel, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetKernelInfo(a->kernel, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetKernelInfo a = {kernel, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetKernelInfo a = {kernel, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetKernelInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_1)
 /* clGetKernelSubGroupInfo */
+static inline cl_int
+clgc__c_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetKernelSubGroupInfo {
     cl_kernel kernel;
     cl_device_id device;
@@ -3341,27 +6082,52 @@ struct clgc__a_clGetKernelSubGroupInfo {
 };
 
 static void *
-clgc__lt_clGetKernelSubGroupInfo(void *p)
+clgc__t_clGetKernelSubGroupInfo(void *p)
 {
     struct clgc__a_clGetKernelSubGroupInfo *a = p;
 
-    a->ret = clgc__next.clGetKernelSubGroupInfo(a->kernel, a->device, a->param_name, a->input_value_size, a->input_value, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetKernelSubGroupInfo(a->kernel, a->device, a->param_name, a->input_value_size, a->input_value, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetKernelSubGroupInfo a = {kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelSubGroupInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetKernelSubGroupInfo a = {kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetKernelSubGroupInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetKernelSubGroupInfoKHR */
+static inline cl_int
+clgc__c_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(in_kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetKernelSubGroupInfoKHR {
     cl_kernel in_kernel;
     cl_device_id in_device;
@@ -3375,28 +6141,53 @@ struct clgc__a_clGetKernelSubGroupInfoKHR {
 };
 
 static void *
-clgc__lt_clGetKernelSubGroupInfoKHR(void *p)
+clgc__t_clGetKernelSubGroupInfoKHR(void *p)
 {
     struct clgc__a_clGetKernelSubGroupInfoKHR *a = p;
 
-    a->ret = clgc__next.clGetKernelSubGroupInfoKHR(a->in_kernel, a->in_device, a->param_name, a->input_value_size, a->input_value, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetKernelSubGroupInfoKHR(a->in_kernel, a->in_device, a->param_name, a->input_value_size, a->input_value, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetKernelSubGroupInfoKHR a = {in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelSubGroupInfoKHR, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetKernelSubGroupInfoKHR a = {in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetKernelSubGroupInfoKHR, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_kernel))))
+        return clgc__s_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clGetKernelWorkGroupInfo */
+static inline cl_int
+clgc__c_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetKernelWorkGroupInfo {
     cl_kernel kernel;
     cl_device_id device;
@@ -3408,27 +6199,52 @@ struct clgc__a_clGetKernelWorkGroupInfo {
 };
 
 static void *
-clgc__lt_clGetKernelWorkGroupInfo(void *p)
+clgc__t_clGetKernelWorkGroupInfo(void *p)
 {
     struct clgc__a_clGetKernelWorkGroupInfo *a = p;
 
-    a->ret = clgc__next.clGetKernelWorkGroupInfo(a->kernel, a->device, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetKernelWorkGroupInfo(a->kernel, a->device, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetKernelWorkGroupInfo a = {kernel, device, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetKernelWorkGroupInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetKernelWorkGroupInfo a = {kernel, device, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetKernelWorkGroupInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetMemObjectInfo */
+static inline cl_int
+clgc__c_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(memobj)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    return clgc__next.clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetMemObjectInfo {
     cl_mem memobj;
     cl_mem_info param_name;
@@ -3439,28 +6255,53 @@ struct clgc__a_clGetMemObjectInfo {
 };
 
 static void *
-clgc__lt_clGetMemObjectInfo(void *p)
+clgc__t_clGetMemObjectInfo(void *p)
 {
     struct clgc__a_clGetMemObjectInfo *a = p;
 
-    a->ret = clgc__next.clGetMemObjectInfo(a->memobj, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetMemObjectInfo(a->memobj, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetMemObjectInfo a = {memobj, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetMemObjectInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetMemObjectInfo a = {memobj, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetMemObjectInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+        return clgc__s_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_0)
 /* clGetPipeInfo */
+static inline cl_int
+clgc__c_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(pipe)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    return clgc__next.clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetPipeInfo {
     cl_mem pipe;
     cl_pipe_info param_name;
@@ -3471,28 +6312,53 @@ struct clgc__a_clGetPipeInfo {
 };
 
 static void *
-clgc__lt_clGetPipeInfo(void *p)
+clgc__t_clGetPipeInfo(void *p)
 {
     struct clgc__a_clGetPipeInfo *a = p;
 
-    a->ret = clgc__next.clGetPipeInfo(a->pipe, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetPipeInfo(a->pipe, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetPipeInfo a = {pipe, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetPipeInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetPipeInfo a = {pipe, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetPipeInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(pipe))))
+        return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clGetPlatformInfo */
+static inline cl_int
+clgc__c_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(platform)) {
+        return CL_INVALID_PLATFORM;
+    }
+    return clgc__next.clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetPlatformInfo {
     cl_platform_id platform;
     cl_platform_info param_name;
@@ -3503,27 +6369,52 @@ struct clgc__a_clGetPlatformInfo {
 };
 
 static void *
-clgc__lt_clGetPlatformInfo(void *p)
+clgc__t_clGetPlatformInfo(void *p)
 {
     struct clgc__a_clGetPlatformInfo *a = p;
 
-    a->ret = clgc__next.clGetPlatformInfo(a->platform, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetPlatformInfo(a->platform, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetPlatformInfo a = {platform, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetPlatformInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetPlatformInfo a = {platform, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetPlatformInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+        return clgc__s_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetProgramBuildInfo */
+static inline cl_int
+clgc__c_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    return clgc__next.clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetProgramBuildInfo {
     cl_program program;
     cl_device_id device;
@@ -3535,27 +6426,52 @@ struct clgc__a_clGetProgramBuildInfo {
 };
 
 static void *
-clgc__lt_clGetProgramBuildInfo(void *p)
+clgc__t_clGetProgramBuildInfo(void *p)
 {
     struct clgc__a_clGetProgramBuildInfo *a = p;
 
-    a->ret = clgc__next.clGetProgramBuildInfo(a->program, a->device, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetProgramBuildInfo(a->program, a->device, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetProgramBuildInfo a = {program, device, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetProgramBuildInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetProgramBuildInfo a = {program, device, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetProgramBuildInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+        return clgc__s_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetProgramInfo */
+static inline cl_int
+clgc__c_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    return clgc__next.clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetProgramInfo {
     cl_program program;
     cl_program_info param_name;
@@ -3566,27 +6482,49 @@ struct clgc__a_clGetProgramInfo {
 };
 
 static void *
-clgc__lt_clGetProgramInfo(void *p)
+clgc__t_clGetProgramInfo(void *p)
 {
     struct clgc__a_clGetProgramInfo *a = p;
 
-    a->ret = clgc__next.clGetProgramInfo(a->program, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetProgramInfo(a->program, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetProgramInfo a = {program, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    clgc_call_safe(clgc__t_clGetProgramInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetProgramInfo a = {program, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetProgramInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+        return clgc__s_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetSamplerInfo */
+static inline cl_int
+clgc__c_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    if (!clgc__object_ok(sampler)) {
+        return CL_INVALID_SAMPLER;
+    }
+    return clgc__next.clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+}
+
 struct clgc__a_clGetSamplerInfo {
     cl_sampler sampler;
     cl_sampler_info param_name;
@@ -3597,27 +6535,52 @@ struct clgc__a_clGetSamplerInfo {
 };
 
 static void *
-clgc__lt_clGetSamplerInfo(void *p)
+clgc__t_clGetSamplerInfo(void *p)
 {
     struct clgc__a_clGetSamplerInfo *a = p;
 
-    a->ret = clgc__next.clGetSamplerInfo(a->sampler, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
+    a->ret = clgc__c_clGetSamplerInfo(a->sampler, a->param_name, a->param_value_size, a->param_value, a->param_value_size_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+    struct clgc__a_clGetSamplerInfo a = {sampler, param_name, param_value_size, param_value, param_value_size_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc_call_safe(clgc__t_clGetSamplerInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    struct clgc__a_clGetSamplerInfo a = {sampler, param_name, param_value_size, param_value, param_value_size_ret, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-    }
-    clgc_call_safe(clgc__lt_clGetSamplerInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+        return clgc__s_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_enter();
+    ret = clgc__next.clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clGetSupportedImageFormats */
+static inline cl_int
+clgc__c_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
+{
+    if (!clgc__object_ok(context)) {
+        return CL_INVALID_CONTEXT;
+    }
+    return clgc__next.clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+}
+
 struct clgc__a_clGetSupportedImageFormats {
     cl_context context;
     cl_mem_flags flags;
@@ -3629,28 +6592,93 @@ struct clgc__a_clGetSupportedImageFormats {
 };
 
 static void *
-clgc__lt_clGetSupportedImageFormats(void *p)
+clgc__t_clGetSupportedImageFormats(void *p)
 {
     struct clgc__a_clGetSupportedImageFormats *a = p;
 
-    a->ret = clgc__next.clGetSupportedImageFormats(a->context, a->flags, a->image_type, a->num_entries, a->image_formats, a->num_image_formats);
+    a->ret = clgc__c_clGetSupportedImageFormats(a->context, a->flags, a->image_type, a->num_entries, a->image_formats, a->num_image_formats);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
+{
+    struct clgc__a_clGetSupportedImageFormats a = {context, flags, image_type, num_entries, image_formats, num_image_formats, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+    clgc_call_safe(clgc__t_clGetSupportedImageFormats, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
 {
-    struct clgc__a_clGetSupportedImageFormats a = {context, flags, image_type, num_entries, image_formats, num_image_formats, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
-    }
-    clgc_call_safe(clgc__lt_clGetSupportedImageFormats, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+    clgc__fast_enter();
+    ret = clgc__next.clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clLinkProgram */
+/* clLinkProgram's callback */
+struct clgc__v_clLinkProgram {
+    cl_program program;
+};
+
+static void
+clgc__r_clLinkProgram(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clLinkProgram *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clLinkProgram(cl_program program, void *user_data)
+{
+    struct clgc__v_clLinkProgram v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_program
+clgc__c_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
+{
+    struct clgc__callback *cb = NULL;
+    cl_program ret;
+
+    if (!clgc__object_ok(context)) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_CONTEXT;
+        return NULL;
+    }
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clLinkProgram", CLGC__ONCE, clgc__r_clLinkProgram,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clLinkProgram));
+        if (cb == NULL) {
+            if (errcode_ret != NULL)
+                *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+            return NULL;
+        }
+        pfn_notify = clgc__k_clLinkProgram;
+        user_data = cb;
+    }
+    ret = clgc__next.clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    clgc__callback_registered(cb, ret != NULL, NULL);
+    return ret;
+}
+
 struct clgc__a_clLinkProgram {
     cl_context context;
     cl_uint num_devices;
@@ -3665,519 +6693,973 @@ struct clgc__a_clLinkProgram {
 };
 
 static void *
-clgc__lt_clLinkProgram(void *p)
+clgc__t_clLinkProgram(void *p)
 {
     struct clgc__a_clLinkProgram *a = p;
 
-    a->ret = clgc__next.clLinkProgram(a->context, a->num_devices, a->device_list, a->options, a->num_input_programs, a->input_programs, a->pfn_notify, a->user_data, a->errcode_ret);
+    a->ret = clgc__c_clLinkProgram(a->context, a->num_devices, a->device_list, a->options, a->num_input_programs, a->input_programs, a->pfn_notify, a->user_data, a->errcode_ret);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_program
+clgc__s_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
+{
+    struct clgc__a_clLinkProgram a = {context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    }
+    clgc_call_safe(clgc__t_clLinkProgram, &a);
+    return a.ret;
 }
 
 static cl_program CL_API_CALL
 clgc__l_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
 {
-    struct clgc__a_clLinkProgram a = {context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret, 0};
+    cl_program ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
-    }
-    clgc_call_safe(clgc__lt_clLinkProgram, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    clgc__fast_enter();
+    ret = clgc__c_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clReleaseCommandQueue */
+static inline cl_int
+clgc__c_clReleaseCommandQueue(cl_command_queue command_queue)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clReleaseCommandQueue(command_queue);
+}
+
 struct clgc__a_clReleaseCommandQueue {
     cl_command_queue command_queue;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseCommandQueue(void *p)
+clgc__t_clReleaseCommandQueue(void *p)
 {
     struct clgc__a_clReleaseCommandQueue *a = p;
 
-    a->ret = clgc__next.clReleaseCommandQueue(a->command_queue);
+    a->ret = clgc__c_clReleaseCommandQueue(a->command_queue);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseCommandQueue(cl_command_queue command_queue)
+{
+    struct clgc__a_clReleaseCommandQueue a = {command_queue, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseCommandQueue(command_queue);
+    }
+    clgc_call_safe(clgc__t_clReleaseCommandQueue, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseCommandQueue(cl_command_queue command_queue)
 {
-    struct clgc__a_clReleaseCommandQueue a = {command_queue, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseCommandQueue(command_queue);
-    }
-    clgc_call_safe(clgc__lt_clReleaseCommandQueue, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clReleaseCommandQueue(command_queue);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseCommandQueue(command_queue);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clReleaseContext */
+static inline cl_int
+clgc__c_clReleaseContext(cl_context context)
+{
+    if (!clgc__object_ok(context)) {
+        return CL_INVALID_CONTEXT;
+    }
+    return clgc__next.clReleaseContext(context);
+}
+
 struct clgc__a_clReleaseContext {
     cl_context context;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseContext(void *p)
+clgc__t_clReleaseContext(void *p)
 {
     struct clgc__a_clReleaseContext *a = p;
 
-    a->ret = clgc__next.clReleaseContext(a->context);
+    a->ret = clgc__c_clReleaseContext(a->context);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseContext(cl_context context)
+{
+    struct clgc__a_clReleaseContext a = {context, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseContext(context);
+    }
+    clgc_call_safe(clgc__t_clReleaseContext, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseContext(cl_context context)
 {
-    struct clgc__a_clReleaseContext a = {context, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseContext(context);
-    }
-    clgc_call_safe(clgc__lt_clReleaseContext, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clReleaseContext(context);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseContext(context);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clReleaseDevice */
+static inline cl_int
+clgc__c_clReleaseDevice(cl_device_id device)
+{
+    if (!clgc__object_ok(device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clReleaseDevice(device);
+}
+
 struct clgc__a_clReleaseDevice {
     cl_device_id device;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseDevice(void *p)
+clgc__t_clReleaseDevice(void *p)
 {
     struct clgc__a_clReleaseDevice *a = p;
 
-    a->ret = clgc__next.clReleaseDevice(a->device);
+    a->ret = clgc__c_clReleaseDevice(a->device);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseDevice(cl_device_id device)
+{
+    struct clgc__a_clReleaseDevice a = {device, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseDevice(device);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseDevice(device);
+    clgc_call_safe(clgc__t_clReleaseDevice, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseDevice(cl_device_id device)
 {
-    struct clgc__a_clReleaseDevice a = {device, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseDevice(device);
-    }
-    clgc_call_safe(clgc__lt_clReleaseDevice, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+        return clgc__s_clReleaseDevice(device);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseDevice(device);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clReleaseDeviceEXT */
+static inline cl_int
+clgc__c_clReleaseDeviceEXT(cl_device_id device)
+{
+    if (!clgc__object_ok(device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clReleaseDeviceEXT(device);
+}
+
 struct clgc__a_clReleaseDeviceEXT {
     cl_device_id device;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseDeviceEXT(void *p)
+clgc__t_clReleaseDeviceEXT(void *p)
 {
     struct clgc__a_clReleaseDeviceEXT *a = p;
 
-    a->ret = clgc__next.clReleaseDeviceEXT(a->device);
+    a->ret = clgc__c_clReleaseDeviceEXT(a->device);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseDeviceEXT(cl_device_id device)
+{
+    struct clgc__a_clReleaseDeviceEXT a = {device, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseDeviceEXT(device);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseDeviceEXT(device);
+    clgc_call_safe(clgc__t_clReleaseDeviceEXT, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseDeviceEXT(cl_device_id device)
 {
-    struct clgc__a_clReleaseDeviceEXT a = {device, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseDeviceEXT(device);
-    }
-    clgc_call_safe(clgc__lt_clReleaseDeviceEXT, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+        return clgc__s_clReleaseDeviceEXT(device);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseDeviceEXT(device);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clReleaseEvent */
+static inline cl_int
+clgc__c_clReleaseEvent(cl_event event)
+{
+    if (!clgc__object_ok(event)) {
+        return CL_INVALID_EVENT;
+    }
+    return clgc__next.clReleaseEvent(event);
+}
+
 struct clgc__a_clReleaseEvent {
     cl_event event;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseEvent(void *p)
+clgc__t_clReleaseEvent(void *p)
 {
     struct clgc__a_clReleaseEvent *a = p;
 
-    a->ret = clgc__next.clReleaseEvent(a->event);
+    a->ret = clgc__c_clReleaseEvent(a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseEvent(cl_event event)
+{
+    struct clgc__a_clReleaseEvent a = {event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseEvent(event);
+    }
+    clgc_call_safe(clgc__t_clReleaseEvent, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseEvent(cl_event event)
 {
-    struct clgc__a_clReleaseEvent a = {event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseEvent(event);
-    }
-    clgc_call_safe(clgc__lt_clReleaseEvent, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+        return clgc__s_clReleaseEvent(event);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseEvent(event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clReleaseKernel */
+static inline cl_int
+clgc__c_clReleaseKernel(cl_kernel kernel)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clReleaseKernel(kernel);
+}
+
 struct clgc__a_clReleaseKernel {
     cl_kernel kernel;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseKernel(void *p)
+clgc__t_clReleaseKernel(void *p)
 {
     struct clgc__a_clReleaseKernel *a = p;
 
-    a->ret = clgc__next.clReleaseKernel(a->kernel);
+    a->ret = clgc__c_clReleaseKernel(a->kernel);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseKernel(cl_kernel kernel)
+{
+    struct clgc__a_clReleaseKernel a = {kernel, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseKernel(kernel);
+    }
+    clgc_call_safe(clgc__t_clReleaseKernel, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseKernel(cl_kernel kernel)
 {
-    struct clgc__a_clReleaseKernel a = {kernel, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseKernel(kernel);
-    }
-    clgc_call_safe(clgc__lt_clReleaseKernel, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clReleaseKernel(kernel);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseKernel(kernel);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clReleaseMemObject */
+static inline cl_int
+clgc__c_clReleaseMemObject(cl_mem memobj)
+{
+    if (!clgc__object_ok(memobj)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    return clgc__next.clReleaseMemObject(memobj);
+}
+
 struct clgc__a_clReleaseMemObject {
     cl_mem memobj;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseMemObject(void *p)
+clgc__t_clReleaseMemObject(void *p)
 {
     struct clgc__a_clReleaseMemObject *a = p;
 
-    a->ret = clgc__next.clReleaseMemObject(a->memobj);
+    a->ret = clgc__c_clReleaseMemObject(a->memobj);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseMemObject(cl_mem memobj)
+{
+    struct clgc__a_clReleaseMemObject a = {memobj, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseMemObject(memobj);
+    }
+    clgc_call_safe(clgc__t_clReleaseMemObject, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseMemObject(cl_mem memobj)
 {
-    struct clgc__a_clReleaseMemObject a = {memobj, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseMemObject(memobj);
-    }
-    clgc_call_safe(clgc__lt_clReleaseMemObject, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+        return clgc__s_clReleaseMemObject(memobj);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseMemObject(memobj);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clReleaseProgram */
+static inline cl_int
+clgc__c_clReleaseProgram(cl_program program)
+{
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    return clgc__next.clReleaseProgram(program);
+}
+
 struct clgc__a_clReleaseProgram {
     cl_program program;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseProgram(void *p)
+clgc__t_clReleaseProgram(void *p)
 {
     struct clgc__a_clReleaseProgram *a = p;
 
-    a->ret = clgc__next.clReleaseProgram(a->program);
+    a->ret = clgc__c_clReleaseProgram(a->program);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseProgram(cl_program program)
+{
+    struct clgc__a_clReleaseProgram a = {program, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseProgram(program);
+    }
+    clgc_call_safe(clgc__t_clReleaseProgram, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseProgram(cl_program program)
 {
-    struct clgc__a_clReleaseProgram a = {program, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseProgram(program);
-    }
-    clgc_call_safe(clgc__lt_clReleaseProgram, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+        return clgc__s_clReleaseProgram(program);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseProgram(program);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clReleaseSampler */
+static inline cl_int
+clgc__c_clReleaseSampler(cl_sampler sampler)
+{
+    if (!clgc__object_ok(sampler)) {
+        return CL_INVALID_SAMPLER;
+    }
+    return clgc__next.clReleaseSampler(sampler);
+}
+
 struct clgc__a_clReleaseSampler {
     cl_sampler sampler;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clReleaseSampler(void *p)
+clgc__t_clReleaseSampler(void *p)
 {
     struct clgc__a_clReleaseSampler *a = p;
 
-    a->ret = clgc__next.clReleaseSampler(a->sampler);
+    a->ret = clgc__c_clReleaseSampler(a->sampler);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clReleaseSampler(cl_sampler sampler)
+{
+    struct clgc__a_clReleaseSampler a = {sampler, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clReleaseSampler(sampler);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clReleaseSampler(sampler);
+    clgc_call_safe(clgc__t_clReleaseSampler, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clReleaseSampler(cl_sampler sampler)
 {
-    struct clgc__a_clReleaseSampler a = {sampler, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clReleaseSampler(sampler);
-    }
-    clgc_call_safe(clgc__lt_clReleaseSampler, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+        return clgc__s_clReleaseSampler(sampler);
+    clgc__fast_enter();
+    ret = clgc__next.clReleaseSampler(sampler);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clRetainCommandQueue */
+static inline cl_int
+clgc__c_clRetainCommandQueue(cl_command_queue command_queue)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clRetainCommandQueue(command_queue);
+}
+
 struct clgc__a_clRetainCommandQueue {
     cl_command_queue command_queue;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainCommandQueue(void *p)
+clgc__t_clRetainCommandQueue(void *p)
 {
     struct clgc__a_clRetainCommandQueue *a = p;
 
-    a->ret = clgc__next.clRetainCommandQueue(a->command_queue);
+    a->ret = clgc__c_clRetainCommandQueue(a->command_queue);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainCommandQueue(cl_command_queue command_queue)
+{
+    struct clgc__a_clRetainCommandQueue a = {command_queue, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainCommandQueue(command_queue);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainCommandQueue(command_queue);
+    clgc_call_safe(clgc__t_clRetainCommandQueue, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainCommandQueue(cl_command_queue command_queue)
 {
-    struct clgc__a_clRetainCommandQueue a = {command_queue, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainCommandQueue(command_queue);
-    }
-    clgc_call_safe(clgc__lt_clRetainCommandQueue, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clRetainCommandQueue(command_queue);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainCommandQueue(command_queue);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clRetainContext */
+static inline cl_int
+clgc__c_clRetainContext(cl_context context)
+{
+    if (!clgc__object_ok(context)) {
+        return CL_INVALID_CONTEXT;
+    }
+    return clgc__next.clRetainContext(context);
+}
+
 struct clgc__a_clRetainContext {
     cl_context context;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainContext(void *p)
+clgc__t_clRetainContext(void *p)
 {
     struct clgc__a_clRetainContext *a = p;
 
-    a->ret = clgc__next.clRetainContext(a->context);
+    a->ret = clgc__c_clRetainContext(a->context);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainContext(cl_context context)
+{
+    struct clgc__a_clRetainContext a = {context, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainContext(context);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainContext(context);
+    clgc_call_safe(clgc__t_clRetainContext, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainContext(cl_context context)
 {
-    struct clgc__a_clRetainContext a = {context, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainContext(context);
-    }
-    clgc_call_safe(clgc__lt_clRetainContext, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clRetainContext(context);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainContext(context);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clRetainDevice */
+static inline cl_int
+clgc__c_clRetainDevice(cl_device_id device)
+{
+    if (!clgc__object_ok(device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clRetainDevice(device);
+}
+
 struct clgc__a_clRetainDevice {
     cl_device_id device;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainDevice(void *p)
+clgc__t_clRetainDevice(void *p)
 {
     struct clgc__a_clRetainDevice *a = p;
 
-    a->ret = clgc__next.clRetainDevice(a->device);
+    a->ret = clgc__c_clRetainDevice(a->device);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainDevice(cl_device_id device)
+{
+    struct clgc__a_clRetainDevice a = {device, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainDevice(device);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainDevice(device);
+    clgc_call_safe(clgc__t_clRetainDevice, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainDevice(cl_device_id device)
 {
-    struct clgc__a_clRetainDevice a = {device, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainDevice(device);
-    }
-    clgc_call_safe(clgc__lt_clRetainDevice, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+        return clgc__s_clRetainDevice(device);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainDevice(device);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clRetainDeviceEXT */
+static inline cl_int
+clgc__c_clRetainDeviceEXT(cl_device_id device)
+{
+    if (!clgc__object_ok(device)) {
+        return CL_INVALID_DEVICE;
+    }
+    return clgc__next.clRetainDeviceEXT(device);
+}
+
 struct clgc__a_clRetainDeviceEXT {
     cl_device_id device;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainDeviceEXT(void *p)
+clgc__t_clRetainDeviceEXT(void *p)
 {
     struct clgc__a_clRetainDeviceEXT *a = p;
 
-    a->ret = clgc__next.clRetainDeviceEXT(a->device);
+    a->ret = clgc__c_clRetainDeviceEXT(a->device);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainDeviceEXT(cl_device_id device)
+{
+    struct clgc__a_clRetainDeviceEXT a = {device, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainDeviceEXT(device);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainDeviceEXT(device);
+    clgc_call_safe(clgc__t_clRetainDeviceEXT, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainDeviceEXT(cl_device_id device)
 {
-    struct clgc__a_clRetainDeviceEXT a = {device, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainDeviceEXT(device);
-    }
-    clgc_call_safe(clgc__lt_clRetainDeviceEXT, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+        return clgc__s_clRetainDeviceEXT(device);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainDeviceEXT(device);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clRetainEvent */
+static inline cl_int
+clgc__c_clRetainEvent(cl_event event)
+{
+    if (!clgc__object_ok(event)) {
+        return CL_INVALID_EVENT;
+    }
+    return clgc__next.clRetainEvent(event);
+}
+
 struct clgc__a_clRetainEvent {
     cl_event event;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainEvent(void *p)
+clgc__t_clRetainEvent(void *p)
 {
     struct clgc__a_clRetainEvent *a = p;
 
-    a->ret = clgc__next.clRetainEvent(a->event);
+    a->ret = clgc__c_clRetainEvent(a->event);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainEvent(cl_event event)
+{
+    struct clgc__a_clRetainEvent a = {event, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainEvent(event);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainEvent(event);
+    clgc_call_safe(clgc__t_clRetainEvent, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainEvent(cl_event event)
 {
-    struct clgc__a_clRetainEvent a = {event, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainEvent(event);
-    }
-    clgc_call_safe(clgc__lt_clRetainEvent, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+        return clgc__s_clRetainEvent(event);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainEvent(event);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clRetainKernel */
+static inline cl_int
+clgc__c_clRetainKernel(cl_kernel kernel)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clRetainKernel(kernel);
+}
+
 struct clgc__a_clRetainKernel {
     cl_kernel kernel;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainKernel(void *p)
+clgc__t_clRetainKernel(void *p)
 {
     struct clgc__a_clRetainKernel *a = p;
 
-    a->ret = clgc__next.clRetainKernel(a->kernel);
+    a->ret = clgc__c_clRetainKernel(a->kernel);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainKernel(cl_kernel kernel)
+{
+    struct clgc__a_clRetainKernel a = {kernel, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainKernel(kernel);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainKernel(kernel);
+    clgc_call_safe(clgc__t_clRetainKernel, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainKernel(cl_kernel kernel)
 {
-    struct clgc__a_clRetainKernel a = {kernel, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainKernel(kernel);
-    }
-    clgc_call_safe(clgc__lt_clRetainKernel, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clRetainKernel(kernel);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainKernel(kernel);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clRetainMemObject */
+static inline cl_int
+clgc__c_clRetainMemObject(cl_mem memobj)
+{
+    if (!clgc__object_ok(memobj)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    return clgc__next.clRetainMemObject(memobj);
+}
+
 struct clgc__a_clRetainMemObject {
     cl_mem memobj;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainMemObject(void *p)
+clgc__t_clRetainMemObject(void *p)
 {
     struct clgc__a_clRetainMemObject *a = p;
 
-    a->ret = clgc__next.clRetainMemObject(a->memobj);
+    a->ret = clgc__c_clRetainMemObject(a->memobj);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainMemObject(cl_mem memobj)
+{
+    struct clgc__a_clRetainMemObject a = {memobj, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainMemObject(memobj);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainMemObject(memobj);
+    clgc_call_safe(clgc__t_clRetainMemObject, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainMemObject(cl_mem memobj)
 {
-    struct clgc__a_clRetainMemObject a = {memobj, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainMemObject(memobj);
-    }
-    clgc_call_safe(clgc__lt_clRetainMemObject, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+        return clgc__s_clRetainMemObject(memobj);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainMemObject(memobj);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clRetainProgram */
+static inline cl_int
+clgc__c_clRetainProgram(cl_program program)
+{
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    return clgc__next.clRetainProgram(program);
+}
+
 struct clgc__a_clRetainProgram {
     cl_program program;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainProgram(void *p)
+clgc__t_clRetainProgram(void *p)
 {
     struct clgc__a_clRetainProgram *a = p;
 
-    a->ret = clgc__next.clRetainProgram(a->program);
+    a->ret = clgc__c_clRetainProgram(a->program);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainProgram(cl_program program)
+{
+    struct clgc__a_clRetainProgram a = {program, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainProgram(program);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainProgram(program);
+    clgc_call_safe(clgc__t_clRetainProgram, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainProgram(cl_program program)
 {
-    struct clgc__a_clRetainProgram a = {program, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainProgram(program);
-    }
-    clgc_call_safe(clgc__lt_clRetainProgram, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+        return clgc__s_clRetainProgram(program);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainProgram(program);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clRetainSampler */
+static inline cl_int
+clgc__c_clRetainSampler(cl_sampler sampler)
+{
+    if (!clgc__object_ok(sampler)) {
+        return CL_INVALID_SAMPLER;
+    }
+    return clgc__next.clRetainSampler(sampler);
+}
+
 struct clgc__a_clRetainSampler {
     cl_sampler sampler;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clRetainSampler(void *p)
+clgc__t_clRetainSampler(void *p)
 {
     struct clgc__a_clRetainSampler *a = p;
 
-    a->ret = clgc__next.clRetainSampler(a->sampler);
+    a->ret = clgc__c_clRetainSampler(a->sampler);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clRetainSampler(cl_sampler sampler)
+{
+    struct clgc__a_clRetainSampler a = {sampler, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clRetainSampler(sampler);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clRetainSampler(sampler);
+    clgc_call_safe(clgc__t_clRetainSampler, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clRetainSampler(cl_sampler sampler)
 {
-    struct clgc__a_clRetainSampler a = {sampler, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clRetainSampler(sampler);
-    }
-    clgc_call_safe(clgc__lt_clRetainSampler, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+        return clgc__s_clRetainSampler(sampler);
+    clgc__fast_enter();
+    ret = clgc__next.clRetainSampler(sampler);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_0)
 /* clSVMAlloc */
+static inline void *
+clgc__c_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
+{
+    if (!clgc__object_ok(context)) {
+        return NULL;
+    }
+    return clgc__next.clSVMAlloc(context, flags, size, alignment);
+}
+
 struct clgc__a_clSVMAlloc {
     cl_context context;
     cl_svm_mem_flags flags;
@@ -4187,55 +7669,106 @@ struct clgc__a_clSVMAlloc {
 };
 
 static void *
-clgc__lt_clSVMAlloc(void *p)
+clgc__t_clSVMAlloc(void *p)
 {
     struct clgc__a_clSVMAlloc *a = p;
 
-    a->ret = clgc__next.clSVMAlloc(a->context, a->flags, a->size, a->alignment);
+    a->ret = clgc__c_clSVMAlloc(a->context, a->flags, a->size, a->alignment);
     return NULL;
+}
+
+static __attribute__((noinline)) void *
+clgc__s_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
+{
+    struct clgc__a_clSVMAlloc a = {context, flags, size, alignment, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSVMAlloc(context, flags, size, alignment);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSVMAlloc(context, flags, size, alignment);
+    clgc_call_safe(clgc__t_clSVMAlloc, &a);
+    return a.ret;
 }
 
 static void *CL_API_CALL
 clgc__l_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-    struct clgc__a_clSVMAlloc a = {context, flags, size, alignment, 0};
+    void *ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSVMAlloc(context, flags, size, alignment);
-    }
-    clgc_call_safe(clgc__lt_clSVMAlloc, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clSVMAlloc(context, flags, size, alignment);
+    clgc__fast_enter();
+    ret = clgc__next.clSVMAlloc(context, flags, size, alignment);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clSVMFree */
+static inline void
+clgc__c_clSVMFree(cl_context context, void *svm_pointer)
+{
+    if (!clgc__object_ok(context)) {
+        return;
+    }
+    clgc__next.clSVMFree(context, svm_pointer);
+}
+
 struct clgc__a_clSVMFree {
     cl_context context;
     void *svm_pointer;
 };
 
 static void *
-clgc__lt_clSVMFree(void *p)
+clgc__t_clSVMFree(void *p)
 {
     struct clgc__a_clSVMFree *a = p;
 
-    clgc__next.clSVMFree(a->context, a->svm_pointer);
+    clgc__c_clSVMFree(a->context, a->svm_pointer);
     return NULL;
+}
+
+static __attribute__((noinline)) void
+clgc__s_clSVMFree(cl_context context, void *svm_pointer)
+{
+    struct clgc__a_clSVMFree a = {context, svm_pointer};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        clgc__next.clSVMFree(context, svm_pointer);
+        return;
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed)) {
+        clgc__c_clSVMFree(context, svm_pointer);
+        return;
+    }
+    clgc_call_safe(clgc__t_clSVMFree, &a);
 }
 
 static void CL_API_CALL
 clgc__l_clSVMFree(cl_context context, void *svm_pointer)
 {
-    struct clgc__a_clSVMFree a = {context, svm_pointer};
-
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        clgc__next.clSVMFree(context, svm_pointer);
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context)))) {
+        clgc__s_clSVMFree(context, svm_pointer);
         return;
     }
-    clgc_call_safe(clgc__lt_clSVMFree, &a);
+    clgc__fast_enter();
+    clgc__next.clSVMFree(context, svm_pointer);
+    clgc__fast_leave();
 }
 
 #endif
 /* clSetCommandQueueProperty */
+static inline cl_int
+clgc__c_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
+{
+    if (!clgc__object_ok(command_queue)) {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    return clgc__next.clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+}
+
 struct clgc__a_clSetCommandQueueProperty {
     cl_command_queue command_queue;
     cl_command_queue_properties properties;
@@ -4245,28 +7778,89 @@ struct clgc__a_clSetCommandQueueProperty {
 };
 
 static void *
-clgc__lt_clSetCommandQueueProperty(void *p)
+clgc__t_clSetCommandQueueProperty(void *p)
 {
     struct clgc__a_clSetCommandQueueProperty *a = p;
 
-    a->ret = clgc__next.clSetCommandQueueProperty(a->command_queue, a->properties, a->enable, a->old_properties);
+    a->ret = clgc__c_clSetCommandQueueProperty(a->command_queue, a->properties, a->enable, a->old_properties);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
+{
+    struct clgc__a_clSetCommandQueueProperty a = {command_queue, properties, enable, old_properties, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+    clgc_call_safe(clgc__t_clSetCommandQueueProperty, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
 {
-    struct clgc__a_clSetCommandQueueProperty a = {command_queue, properties, enable, old_properties, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
-    }
-    clgc_call_safe(clgc__lt_clSetCommandQueueProperty, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+        return clgc__s_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+    clgc__fast_enter();
+    ret = clgc__next.clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_3_0)
 /* clSetContextDestructorCallback */
+/* clSetContextDestructorCallback's callback */
+struct clgc__v_clSetContextDestructorCallback {
+    cl_context context;
+};
+
+static void
+clgc__r_clSetContextDestructorCallback(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetContextDestructorCallback *v = p;
+
+    ((void (CL_CALLBACK *)(cl_context context, void *user_data))cb->fn)(v->context, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetContextDestructorCallback(cl_context context, void *user_data)
+{
+    struct clgc__v_clSetContextDestructorCallback v = {context};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_int
+clgc__c_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
+{
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
+    if (!clgc__object_ok(context)) {
+        return CL_INVALID_CONTEXT;
+    }
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetContextDestructorCallback", CLGC__ONCE, clgc__r_clSetContextDestructorCallback,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetContextDestructorCallback));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetContextDestructorCallback;
+        user_data = cb;
+    }
+    ret = clgc__next.clSetContextDestructorCallback(context, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
+}
+
 struct clgc__a_clSetContextDestructorCallback {
     cl_context context;
     void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data);
@@ -4275,29 +7869,54 @@ struct clgc__a_clSetContextDestructorCallback {
 };
 
 static void *
-clgc__lt_clSetContextDestructorCallback(void *p)
+clgc__t_clSetContextDestructorCallback(void *p)
 {
     struct clgc__a_clSetContextDestructorCallback *a = p;
 
-    a->ret = clgc__next.clSetContextDestructorCallback(a->context, a->pfn_notify, a->user_data);
+    a->ret = clgc__c_clSetContextDestructorCallback(a->context, a->pfn_notify, a->user_data);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
+{
+    struct clgc__a_clSetContextDestructorCallback a = {context, pfn_notify, user_data, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetContextDestructorCallback(context, pfn_notify, user_data);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetContextDestructorCallback(context, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetContextDestructorCallback, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
 {
-    struct clgc__a_clSetContextDestructorCallback a = {context, pfn_notify, user_data, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetContextDestructorCallback(context, pfn_notify, user_data);
-    }
-    clgc_call_safe(clgc__lt_clSetContextDestructorCallback, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
+    clgc__fast_enter();
+    ret = clgc__c_clSetContextDestructorCallback(context, pfn_notify, user_data);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_2_1)
 /* clSetDefaultDeviceCommandQueue */
+static inline cl_int
+clgc__c_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
+{
+    if (!clgc__object_ok(context)) {
+        return CL_INVALID_CONTEXT;
+    }
+    return clgc__next.clSetDefaultDeviceCommandQueue(context, device, command_queue);
+}
+
 struct clgc__a_clSetDefaultDeviceCommandQueue {
     cl_context context;
     cl_device_id device;
@@ -4306,60 +7925,64 @@ struct clgc__a_clSetDefaultDeviceCommandQueue {
 };
 
 static void *
-clgc__lt_clSetDefaultDeviceCommandQueue(void *p)
+clgc__t_clSetDefaultDeviceCommandQueue(void *p)
 {
     struct clgc__a_clSetDefaultDeviceCommandQueue *a = p;
 
-    a->ret = clgc__next.clSetDefaultDeviceCommandQueue(a->context, a->device, a->command_queue);
+    a->ret = clgc__c_clSetDefaultDeviceCommandQueue(a->context, a->device, a->command_queue);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
+{
+    struct clgc__a_clSetDefaultDeviceCommandQueue a = {context, device, command_queue, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetDefaultDeviceCommandQueue(context, device, command_queue);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetDefaultDeviceCommandQueue(context, device, command_queue);
+    clgc_call_safe(clgc__t_clSetDefaultDeviceCommandQueue, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
 {
-    struct clgc__a_clSetDefaultDeviceCommandQueue a = {context, device, command_queue, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetDefaultDeviceCommandQueue(context, device, command_queue);
-    }
-    clgc_call_safe(clgc__lt_clSetDefaultDeviceCommandQueue, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+        return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
+    clgc__fast_enter();
+    ret = clgc__next.clSetDefaultDeviceCommandQueue(context, device, command_queue);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_1)
-/* clSetEventCallback */
-struct clgc__a_clSetEventCallback {
-    cl_event event;
-    cl_int command_exec_callback_type;
-    void (CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status, void *user_data);
-    void *user_data;
-    cl_int ret;
-};
-
-static void *
-clgc__lt_clSetEventCallback(void *p)
-{
-    struct clgc__a_clSetEventCallback *a = p;
-
-    a->ret = clgc__next.clSetEventCallback(a->event, a->command_exec_callback_type, a->pfn_notify, a->user_data);
-    return NULL;
-}
-
+/* clSetEventCallback: clgc_clSetEventCallback (watches its callbacks for failures PoCL never calls back for (src/callback.c)) */
 static cl_int CL_API_CALL
 clgc__l_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status, void *user_data), void *user_data)
 {
-    struct clgc__a_clSetEventCallback a = {event, command_exec_callback_type, pfn_notify, user_data, 0};
-
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
+    if (CLGC_UNLIKELY(clgc__self.region & CLGC__SAFE))
         return clgc__next.clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
-    }
-    clgc_call_safe(clgc__lt_clSetEventCallback, &a);
-    return a.ret;
+    return clgc_clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
 }
 
 #endif
 /* clSetKernelArg */
+static inline cl_int
+clgc__c_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+}
+
 struct clgc__a_clSetKernelArg {
     cl_kernel kernel;
     cl_uint arg_index;
@@ -4369,28 +7992,53 @@ struct clgc__a_clSetKernelArg {
 };
 
 static void *
-clgc__lt_clSetKernelArg(void *p)
+clgc__t_clSetKernelArg(void *p)
 {
     struct clgc__a_clSetKernelArg *a = p;
 
-    a->ret = clgc__next.clSetKernelArg(a->kernel, a->arg_index, a->arg_size, a->arg_value);
+    a->ret = clgc__c_clSetKernelArg(a->kernel, a->arg_index, a->arg_size, a->arg_value);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
+{
+    struct clgc__a_clSetKernelArg a = {kernel, arg_index, arg_size, arg_value, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    clgc_call_safe(clgc__t_clSetKernelArg, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-    struct clgc__a_clSetKernelArg a = {kernel, arg_index, arg_size, arg_value, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    }
-    clgc_call_safe(clgc__lt_clSetKernelArg, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    clgc__fast_enter();
+    ret = clgc__next.clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_2_0)
 /* clSetKernelArgSVMPointer */
+static inline cl_int
+clgc__c_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+}
+
 struct clgc__a_clSetKernelArgSVMPointer {
     cl_kernel kernel;
     cl_uint arg_index;
@@ -4399,27 +8047,52 @@ struct clgc__a_clSetKernelArgSVMPointer {
 };
 
 static void *
-clgc__lt_clSetKernelArgSVMPointer(void *p)
+clgc__t_clSetKernelArgSVMPointer(void *p)
 {
     struct clgc__a_clSetKernelArgSVMPointer *a = p;
 
-    a->ret = clgc__next.clSetKernelArgSVMPointer(a->kernel, a->arg_index, a->arg_value);
+    a->ret = clgc__c_clSetKernelArgSVMPointer(a->kernel, a->arg_index, a->arg_value);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
+{
+    struct clgc__a_clSetKernelArgSVMPointer a = {kernel, arg_index, arg_value, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    clgc_call_safe(clgc__t_clSetKernelArgSVMPointer, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    struct clgc__a_clSetKernelArgSVMPointer a = {kernel, arg_index, arg_value, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
-    }
-    clgc_call_safe(clgc__lt_clSetKernelArgSVMPointer, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    clgc__fast_enter();
+    ret = clgc__next.clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clSetKernelExecInfo */
+static inline cl_int
+clgc__c_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
+{
+    if (!clgc__object_ok(kernel)) {
+        return CL_INVALID_KERNEL;
+    }
+    return clgc__next.clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+}
+
 struct clgc__a_clSetKernelExecInfo {
     cl_kernel kernel;
     cl_kernel_exec_info param_name;
@@ -4429,29 +8102,90 @@ struct clgc__a_clSetKernelExecInfo {
 };
 
 static void *
-clgc__lt_clSetKernelExecInfo(void *p)
+clgc__t_clSetKernelExecInfo(void *p)
 {
     struct clgc__a_clSetKernelExecInfo *a = p;
 
-    a->ret = clgc__next.clSetKernelExecInfo(a->kernel, a->param_name, a->param_value_size, a->param_value);
+    a->ret = clgc__c_clSetKernelExecInfo(a->kernel, a->param_name, a->param_value_size, a->param_value);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
+{
+    struct clgc__a_clSetKernelExecInfo a = {kernel, param_name, param_value_size, param_value, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    clgc_call_safe(clgc__t_clSetKernelExecInfo, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-    struct clgc__a_clSetKernelExecInfo a = {kernel, param_name, param_value_size, param_value, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
-    }
-    clgc_call_safe(clgc__lt_clSetKernelExecInfo, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+        return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    clgc__fast_enter();
+    ret = clgc__next.clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_1)
 /* clSetMemObjectDestructorCallback */
+/* clSetMemObjectDestructorCallback's callback */
+struct clgc__v_clSetMemObjectDestructorCallback {
+    cl_mem memobj;
+};
+
+static void
+clgc__r_clSetMemObjectDestructorCallback(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetMemObjectDestructorCallback *v = p;
+
+    ((void (CL_CALLBACK *)(cl_mem memobj, void *user_data))cb->fn)(v->memobj, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetMemObjectDestructorCallback(cl_mem memobj, void *user_data)
+{
+    struct clgc__v_clSetMemObjectDestructorCallback v = {memobj};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_int
+clgc__c_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
+{
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
+    if (!clgc__object_ok(memobj)) {
+        return CL_INVALID_MEM_OBJECT;
+    }
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetMemObjectDestructorCallback", CLGC__ONCE, clgc__r_clSetMemObjectDestructorCallback,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetMemObjectDestructorCallback));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetMemObjectDestructorCallback;
+        user_data = cb;
+    }
+    ret = clgc__next.clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
+}
+
 struct clgc__a_clSetMemObjectDestructorCallback {
     cl_mem memobj;
     void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data);
@@ -4460,29 +8194,90 @@ struct clgc__a_clSetMemObjectDestructorCallback {
 };
 
 static void *
-clgc__lt_clSetMemObjectDestructorCallback(void *p)
+clgc__t_clSetMemObjectDestructorCallback(void *p)
 {
     struct clgc__a_clSetMemObjectDestructorCallback *a = p;
 
-    a->ret = clgc__next.clSetMemObjectDestructorCallback(a->memobj, a->pfn_notify, a->user_data);
+    a->ret = clgc__c_clSetMemObjectDestructorCallback(a->memobj, a->pfn_notify, a->user_data);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
+{
+    struct clgc__a_clSetMemObjectDestructorCallback a = {memobj, pfn_notify, user_data, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetMemObjectDestructorCallback, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
-    struct clgc__a_clSetMemObjectDestructorCallback a = {memobj, pfn_notify, user_data, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
-    }
-    clgc_call_safe(clgc__lt_clSetMemObjectDestructorCallback, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    clgc__fast_enter();
+    ret = clgc__c_clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_2_2)
 /* clSetProgramReleaseCallback */
+/* clSetProgramReleaseCallback's callback */
+struct clgc__v_clSetProgramReleaseCallback {
+    cl_program program;
+};
+
+static void
+clgc__r_clSetProgramReleaseCallback(const struct clgc__callback *cb, const void *p)
+{
+    const struct clgc__v_clSetProgramReleaseCallback *v = p;
+
+    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
+}
+
+static void CL_CALLBACK
+clgc__k_clSetProgramReleaseCallback(cl_program program, void *user_data)
+{
+    struct clgc__v_clSetProgramReleaseCallback v = {program};
+
+    clgc__callback_fire(user_data, &v);
+}
+
+static inline cl_int
+clgc__c_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
+{
+    struct clgc__callback *cb = NULL;
+    cl_int ret;
+
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    if (pfn_notify != NULL) {
+        cb = clgc__callback_new("clSetProgramReleaseCallback", CLGC__ONCE, clgc__r_clSetProgramReleaseCallback,
+                                (clgc_function_t)pfn_notify, user_data,
+                                sizeof(struct clgc__v_clSetProgramReleaseCallback));
+        if (cb == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        pfn_notify = clgc__k_clSetProgramReleaseCallback;
+        user_data = cb;
+    }
+    ret = clgc__next.clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    clgc__callback_registered(cb, ret == CL_SUCCESS, NULL);
+    return ret;
+}
+
 struct clgc__a_clSetProgramReleaseCallback {
     cl_program program;
     void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data);
@@ -4491,27 +8286,52 @@ struct clgc__a_clSetProgramReleaseCallback {
 };
 
 static void *
-clgc__lt_clSetProgramReleaseCallback(void *p)
+clgc__t_clSetProgramReleaseCallback(void *p)
 {
     struct clgc__a_clSetProgramReleaseCallback *a = p;
 
-    a->ret = clgc__next.clSetProgramReleaseCallback(a->program, a->pfn_notify, a->user_data);
+    a->ret = clgc__c_clSetProgramReleaseCallback(a->program, a->pfn_notify, a->user_data);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
+{
+    struct clgc__a_clSetProgramReleaseCallback a = {program, pfn_notify, user_data, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    clgc_call_safe(clgc__t_clSetProgramReleaseCallback, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
-    struct clgc__a_clSetProgramReleaseCallback a = {program, pfn_notify, user_data, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetProgramReleaseCallback(program, pfn_notify, user_data);
-    }
-    clgc_call_safe(clgc__lt_clSetProgramReleaseCallback, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    clgc__fast_enter();
+    ret = clgc__c_clSetProgramReleaseCallback(program, pfn_notify, user_data);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* clSetProgramSpecializationConstant */
+static inline cl_int
+clgc__c_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
+{
+    if (!clgc__object_ok(program)) {
+        return CL_INVALID_PROGRAM;
+    }
+    return clgc__next.clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+}
+
 struct clgc__a_clSetProgramSpecializationConstant {
     cl_program program;
     cl_uint spec_id;
@@ -4521,113 +8341,166 @@ struct clgc__a_clSetProgramSpecializationConstant {
 };
 
 static void *
-clgc__lt_clSetProgramSpecializationConstant(void *p)
+clgc__t_clSetProgramSpecializationConstant(void *p)
 {
     struct clgc__a_clSetProgramSpecializationConstant *a = p;
 
-    a->ret = clgc__next.clSetProgramSpecializationConstant(a->program, a->spec_id, a->spec_size, a->spec_value);
+    a->ret = clgc__c_clSetProgramSpecializationConstant(a->program, a->spec_id, a->spec_size, a->spec_value);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
+{
+    struct clgc__a_clSetProgramSpecializationConstant a = {program, spec_id, spec_size, spec_value, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+    clgc_call_safe(clgc__t_clSetProgramSpecializationConstant, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
 {
-    struct clgc__a_clSetProgramSpecializationConstant a = {program, spec_id, spec_size, spec_value, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
-    }
-    clgc_call_safe(clgc__lt_clSetProgramSpecializationConstant, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+        return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+    clgc__fast_enter();
+    ret = clgc__next.clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 #if defined(CL_VERSION_1_1)
-/* clSetUserEventStatus */
-struct clgc__a_clSetUserEventStatus {
-    cl_event event;
-    cl_int execution_status;
-    cl_int ret;
-};
-
-static void *
-clgc__lt_clSetUserEventStatus(void *p)
-{
-    struct clgc__a_clSetUserEventStatus *a = p;
-
-    a->ret = clgc__next.clSetUserEventStatus(a->event, a->execution_status);
-    return NULL;
-}
-
+/* clSetUserEventStatus: clgc_clSetUserEventStatus (a failure set through clgc wakes the waits and the watcher (src/wait.c)) */
 static cl_int CL_API_CALL
 clgc__l_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
-    struct clgc__a_clSetUserEventStatus a = {event, execution_status, 0};
-
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
+    if (CLGC_UNLIKELY(clgc__self.region & CLGC__SAFE))
         return clgc__next.clSetUserEventStatus(event, execution_status);
-    }
-    clgc_call_safe(clgc__lt_clSetUserEventStatus, &a);
-    return a.ret;
+    return clgc_clSetUserEventStatus(event, execution_status);
 }
 
 #endif
 /* clUnloadCompiler */
+static inline cl_int
+clgc__c_clUnloadCompiler(void)
+{
+    return clgc__next.clUnloadCompiler();
+}
+
 struct clgc__a_clUnloadCompiler {
     cl_int ret;
 };
 
 static void *
-clgc__lt_clUnloadCompiler(void *p)
+clgc__t_clUnloadCompiler(void *p)
 {
     struct clgc__a_clUnloadCompiler *a = p;
 
-    a->ret = clgc__next.clUnloadCompiler();
+    a->ret = clgc__c_clUnloadCompiler();
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clUnloadCompiler(void)
+{
+    struct clgc__a_clUnloadCompiler a = {0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clUnloadCompiler();
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clUnloadCompiler();
+    clgc_call_safe(clgc__t_clUnloadCompiler, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clUnloadCompiler(void)
 {
-    struct clgc__a_clUnloadCompiler a = {0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clUnloadCompiler();
-    }
-    clgc_call_safe(clgc__lt_clUnloadCompiler, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready())))
+        return clgc__s_clUnloadCompiler();
+    clgc__fast_enter();
+    ret = clgc__next.clUnloadCompiler();
+    clgc__fast_leave();
+    return ret;
 }
 
 #if defined(CL_VERSION_1_2)
 /* clUnloadPlatformCompiler */
+static inline cl_int
+clgc__c_clUnloadPlatformCompiler(cl_platform_id platform)
+{
+    if (!clgc__object_ok(platform)) {
+        return CL_INVALID_PLATFORM;
+    }
+    return clgc__next.clUnloadPlatformCompiler(platform);
+}
+
 struct clgc__a_clUnloadPlatformCompiler {
     cl_platform_id platform;
     cl_int ret;
 };
 
 static void *
-clgc__lt_clUnloadPlatformCompiler(void *p)
+clgc__t_clUnloadPlatformCompiler(void *p)
 {
     struct clgc__a_clUnloadPlatformCompiler *a = p;
 
-    a->ret = clgc__next.clUnloadPlatformCompiler(a->platform);
+    a->ret = clgc__c_clUnloadPlatformCompiler(a->platform);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clUnloadPlatformCompiler(cl_platform_id platform)
+{
+    struct clgc__a_clUnloadPlatformCompiler a = {platform, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clUnloadPlatformCompiler(platform);
+    }
+    if (atomic_load_explicit(&clgc__skip_nonblocking,
+                             memory_order_relaxed))
+        return clgc__c_clUnloadPlatformCompiler(platform);
+    clgc_call_safe(clgc__t_clUnloadPlatformCompiler, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clUnloadPlatformCompiler(cl_platform_id platform)
 {
-    struct clgc__a_clUnloadPlatformCompiler a = {platform, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clUnloadPlatformCompiler(platform);
-    }
-    clgc_call_safe(clgc__lt_clUnloadPlatformCompiler, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+        return clgc__s_clUnloadPlatformCompiler(platform);
+    clgc__fast_enter();
+    ret = clgc__next.clUnloadPlatformCompiler(platform);
+    clgc__fast_leave();
+    return ret;
 }
 
 #endif
 /* clWaitForEvents */
+static inline cl_int
+clgc__c_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+{
+    if (!clgc__object_ok(clgc__first_object(num_events, (const void *const *)event_list))) {
+        return CL_INVALID_EVENT;
+    }
+    return clgc__next.clWaitForEvents(num_events, event_list);
+}
+
 struct clgc__a_clWaitForEvents {
     cl_uint num_events;
     const cl_event *event_list;
@@ -4635,24 +8508,37 @@ struct clgc__a_clWaitForEvents {
 };
 
 static void *
-clgc__lt_clWaitForEvents(void *p)
+clgc__t_clWaitForEvents(void *p)
 {
     struct clgc__a_clWaitForEvents *a = p;
 
-    a->ret = clgc__next.clWaitForEvents(a->num_events, a->event_list);
+    a->ret = clgc__c_clWaitForEvents(a->num_events, a->event_list);
     return NULL;
+}
+
+static __attribute__((noinline)) cl_int
+clgc__s_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+{
+    struct clgc__a_clWaitForEvents a = {num_events, event_list, 0};
+
+    if (clgc__self.region & CLGC__SAFE) {
+        return clgc__next.clWaitForEvents(num_events, event_list);
+    }
+    clgc_call_safe(clgc__t_clWaitForEvents, &a);
+    return a.ret;
 }
 
 static cl_int CL_API_CALL
 clgc__l_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
-    struct clgc__a_clWaitForEvents a = {num_events, event_list, 0};
+    cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__layer_inner)) {
-        return clgc__next.clWaitForEvents(num_events, event_list);
-    }
-    clgc_call_safe(clgc__lt_clWaitForEvents, &a);
-    return a.ret;
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(clgc__first_object(num_events, (const void *const *)event_list)))))
+        return clgc__s_clWaitForEvents(num_events, event_list);
+    clgc__fast_enter();
+    ret = clgc__next.clWaitForEvents(num_events, event_list);
+    clgc__fast_leave();
+    return ret;
 }
 
 /* Put the entries into `table`, a copy of the next table, for the slots the

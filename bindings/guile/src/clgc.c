@@ -1588,6 +1588,21 @@ thread_in_region_p(void)
 
 EXPORT void scm_init_clgc(void);
 
+/* The Guile runtime alone, for a Guile program that calls libOpenCL
+ * through (system foreign) under libclgc-layer: CLGC_RUNTIME=guile makes
+ * the layer load this extension with this init function (docs/layer.md).
+ * Defines nothing; loading (clgc) later finds the runtime installed. */
+EXPORT void scm_init_clgc_runtime(void);
+
+void
+scm_init_clgc_runtime(void)
+{
+    int err = guile_clgc_install();
+
+    if (err != CLGC_OK && err != CLGC_EALREADY && err != CLGC_EINUSE)
+        raise_clgc(err, "load-extension");
+}
+
 void
 scm_init_clgc(void)
 {

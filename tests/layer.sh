@@ -50,6 +50,13 @@ $prog bad >"$tmp/bad0" || fail "layerprog bad"
 cmp -s "$tmp/bad0" "$tmp/bad1" ||
     fail "bad input answered otherwise: $(diff "$tmp/bad0" "$tmp/bad1")"
 
+# Handles that are no OpenCL object, refused by the layer's entries as by
+# the wrappers (the loader alone would call through them); the layer's
+# own entry points refuse bad input.
+OPENCL_LAYERS=$layer $prog foreign >"$tmp/foreign" ||
+    fail "foreign handles: $(cat "$tmp/foreign")"
+$prog init "$layer" >"$tmp/init" || fail "layer entry points: $(cat "$tmp/init")"
+
 # clinfo prints the same with and without the layer, on the real drivers
 # (the stub's answers are not what clinfo can print).
 # A sanitizer build's layer cannot load into the uninstrumented clinfo

@@ -5,6 +5,8 @@
  *   layerprog stub DEPTH
  *   layerprog bad
  *   layerprog coop
+ *   layerprog foreign
+ *   layerprog init LAYER
  *
  * calls a set of dispatched commands on the stub ICD's objects and checks
  * that each reaches the stub exactly once, at safe-region depth DEPTH as
@@ -161,10 +163,10 @@ run_bad(void)
 }
 
 /* clWaitForEvents on a stub event with the cooperative wait: clgc's wait
- * makes its own calls (the event's status, its queue...), which come back
- * through the loader to the layer; each must reach the stub at region
- * depth 1, inside the wait's one region, never a second. Prints the
- * commands the stub saw first. */
+ * makes its own calls (the event's status, its queue...), which go
+ * straight to the table below the layer; each must reach the stub at
+ * region depth 1, inside the wait's one region, never a second. Prints
+ * the commands the stub saw first. */
 static int
 run_coop(void)
 {
@@ -193,15 +195,105 @@ run_coop(void)
     return failures != 0 || ctl->calls == 0;
 }
 
+/* Handles that are no OpenCL object (freed memory, a pointer of another
+ * type): the loader would call through whatever their first word holds;
+ * the layer's entries refuse them as the wrappers do. Run with the layer
+ * only. */
+static int
+run_foreign(void)
+{
+    static void *junk[8]; /* zero: no dispatch table */
+    size_t size = 0;
+    cl_int ret, err = 0;
+
+    if (stub_platform() == NULL)
+        return 1;
+#define EXPECT(call, want)                                                     \
+    do {                                                                       \
+        ret = (call);                                                          \
+        printf("%s -> %d\n", #call, ret);                                      \
+        if (ret != (want))                                                     \
+            failures++;                                                        \
+    } while (0)
+    EXPECT(clGetKernelInfo((cl_kernel)junk, CL_KERNEL_NUM_ARGS, 0, NULL, &size),
+           CL_INVALID_KERNEL);
+    EXPECT(clSetKernelArg((cl_kernel)junk, 0, sizeof junk, &junk),
+           CL_INVALID_KERNEL);
+    EXPECT(clReleaseMemObject((cl_mem)junk), CL_INVALID_MEM_OBJECT);
+    EXPECT(clSetEventCallback((cl_event)junk, CL_COMPLETE, NULL, NULL),
+           CL_INVALID_EVENT);
+    EXPECT(clWaitForEvents(1, (cl_event *)&(void *){junk}), CL_INVALID_EVENT);
+    EXPECT(clFinish((cl_command_queue)junk), CL_INVALID_COMMAND_QUEUE);
+    clCreateBuffer((cl_context)junk, CL_MEM_READ_WRITE, 16, NULL, &err);
+    EXPECT(err, CL_INVALID_CONTEXT);
+#undef EXPECT
+    return failures != 0;
+}
+
+/* The layer's own entry points, called as a loader would, with bad input:
+ * each refuses it and changes nothing. */
+static int
+run_init(const char *path)
+{
+    cl_int(CL_API_CALL * info)(cl_uint, size_t, void *, size_t *);
+    cl_int(CL_API_CALL * init)(cl_uint, const void *, cl_uint *, const void **);
+    cl_int(CL_API_CALL * init_props)(cl_uint, const void *, cl_uint *,
+                                     const void **, const cl_ulong *);
+    const cl_ulong unknown[] = {0x4242, 1, 0}, empty[] = {0};
+    const void *table = NULL, *target = &table;
+    cl_uint n = 0, version = 0;
+    char name[8];
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+    if (lib == NULL) {
+        fprintf(stderr, "layerprog: %s\n", dlerror());
+        return 1;
+    }
+    *(void **)&info = dlsym(lib, "clGetLayerInfo");
+    *(void **)&init = dlsym(lib, "clInitLayer");
+    *(void **)&init_props = dlsym(lib, "clInitLayerWithProperties");
+    if (info == NULL || init == NULL || init_props == NULL)
+        return 1;
+#define EXPECT(call, want)                                                     \
+    do {                                                                       \
+        cl_int ret_ = (call);                                                  \
+        printf("%s -> %d\n", #call, ret_);                                     \
+        if (ret_ != (want))                                                    \
+            failures++;                                                        \
+    } while (0)
+    EXPECT(
+        info(0x4240 /* CL_LAYER_API_VERSION */, sizeof version, &version, NULL),
+        CL_SUCCESS);
+    if (version != 100 /* CL_LAYER_API_VERSION_100 */)
+        failures++;
+    EXPECT(info(0x4241 /* CL_LAYER_NAME */, sizeof name, name, NULL),
+           CL_INVALID_VALUE);
+    EXPECT(info(0, 0, NULL, NULL), CL_INVALID_VALUE);
+    EXPECT(init(1, NULL, &n, &table), CL_INVALID_VALUE);
+    EXPECT(init(1, target, NULL, NULL), CL_INVALID_VALUE);
+    EXPECT(init_props(1, target, &n, &table, unknown), CL_INVALID_PROPERTY);
+    EXPECT(init_props(1, NULL, &n, &table, empty), CL_INVALID_VALUE);
+#undef EXPECT
+    if (table != NULL)
+        failures++;
+    return failures != 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "foreign") == 0)
+        return run_foreign();
+    if (argc == 3 && strcmp(argv[1], "init") == 0)
+        return run_init(argv[2]);
     if (argc == 2 && strcmp(argv[1], "coop") == 0)
         return run_coop();
     if (argc == 2 && strcmp(argv[1], "bad") == 0)
         return run_bad();
     if (argc == 3 && strcmp(argv[1], "stub") == 0)
         return run_stub(atoi(argv[2]));
-    fprintf(stderr, "usage: layerprog stub DEPTH | bad | coop\n");
+    fprintf(
+        stderr,
+        "usage: layerprog stub DEPTH | bad | coop | foreign | init LAYER\n");
     return 2;
 }

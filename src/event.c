@@ -111,12 +111,12 @@ clgc__events_outcome(cl_uint n, const cl_event *events)
 struct clgc__driver {
     atomic_int learned; /* clgc_wait_driver_t */
     atomic_uint prompt, late;
-    atomic_int lock; /* the probe and the lateness samples */
-    uintptr_t probe; /* 0: none */
+    atomic_int lock;  /* the probe and the lateness samples */
+    uintptr_t probe;  /* 0: none */
+    uintptr_t called; /* the key of the last measured callback */
     long probe_ns;
     long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
     unsigned nlateness;
-    atomic_uint waits; /* on the platform learned prompt: when to resample */
 };
 
 static struct clgc__driver clgc__drivers[CLGC__MAX_PLATFORMS];
@@ -176,8 +176,8 @@ clgc__strategy_set(clgc_wait_strategy_t s)
         atomic_store(&d->prompt, 0);
         atomic_store(&d->late, 0);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->called, 0, __ATOMIC_RELAXED);
         d->nlateness = 0;
-        atomic_store(&d->waits, 0);
         clgc__driver_unlock(d);
     }
 }
@@ -213,6 +213,21 @@ clgc__driver_polls(int platform)
     return s == CLGC_WAIT_BACKOFF;
 }
 
+/* xorshift32, a generator per thread, seeded from the clock and the
+ * thread's own address: cheap, and no two threads in step. */
+static uint32_t
+clgc__random(void)
+{
+    static __thread uint32_t x;
+
+    if (CLGC_UNLIKELY(x == 0))
+        x = ((uint32_t)clgc__driver_now() ^ (uint32_t)(uintptr_t)&x) | 1u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+}
+
 int
 clgc__driver_resample(int platform)
 {
@@ -223,9 +238,14 @@ clgc__driver_resample(int platform)
         atomic_load_explicit(&d->learned, memory_order_relaxed) !=
             CLGC_WAIT_DRIVER_PROMPT)
         return 0;
-    return atomic_fetch_add_explicit(&d->waits, 1, memory_order_relaxed) %
-               CLGC__RESAMPLE_EVERY ==
-           CLGC__RESAMPLE_EVERY - 1;
+    /* Which waits: one in CLGC__RESAMPLE_EVERY at random, never in step
+     * with a program's own period. Every 16th wait is the same kind of
+     * wait in a program that repeats four (clgc-bench wait's saxpy,
+     * saxpy, ~1 ms, ~100 ms): on the H200 the resampled waits were all
+     * saxpy launches, prompt, and NVIDIA never turned late. A fixed
+     * sequence of any step has periods of its own (a golden-ratio one
+     * spaces its picks 8, 13 or 21 waits apart: never 2 or 3 modulo 4). */
+    return clgc__random() % CLGC__RESAMPLE_EVERY == 0;
 }
 
 /* Under d's lock: one sample. The first CLGC__LEARN_SAMPLES decide by
@@ -287,8 +307,19 @@ clgc__driver_probe(int platform, uintptr_t key)
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
     }
     if (d->probe == 0) {
-        __atomic_store_n(&d->probe, key, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->probe, key, __ATOMIC_SEQ_CST);
         d->probe_ns = now;
+        /* Its callback may have come between the look and this store, and
+         * found no probe: then it was prompt, and the probe must not stay
+         * to be counted late by the next look (on PoCL 5, 16 cores, such
+         * stale probes made 41 late samples of a prompt platform, some
+         * "late" by a second). The callback stores its key before it
+         * looks for the probe, the probe is stored before this looks for
+         * the key: one of the two sees the other. */
+        if (__atomic_load_n(&d->called, __ATOMIC_SEQ_CST) == key) {
+            clgc__driver_sample(d, 0);
+            __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+        }
     }
     clgc__driver_unlock(d);
 }
@@ -299,9 +330,10 @@ clgc__driver_called(int platform, uintptr_t key)
     struct clgc__driver *d = &clgc__drivers[platform];
     long now;
 
-    /* Most callbacks are not a probe's: no lock for them. A stale read
-     * only skips a sample or takes the lock for nothing. */
-    if (__atomic_load_n(&d->probe, __ATOMIC_RELAXED) != key)
+    /* Most callbacks are not a probe's: no lock for them. A probe stored
+     * later finds the key (clgc__driver_probe). */
+    __atomic_store_n(&d->called, key, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&d->probe, __ATOMIC_SEQ_CST) != key)
         return;
     now = clgc__driver_now();
     clgc__driver_lock(d);

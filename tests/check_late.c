@@ -168,6 +168,52 @@ START_TEST(a_prompt_platform_that_turns_late_is_learned_late)
 }
 END_TEST
 
+static unsigned
+samples(struct test_device *d)
+{
+    clgc_wait_driver_info_t info;
+
+    ck_assert_int_eq(clgc_wait_driver_info(d->platform, &info), CLGC_OK);
+    return info.prompt + info.late;
+}
+
+/* The waits that sample a prompt platform again never fall in step with
+ * the program's own period. Here every fourth wait is a command whose
+ * callback comes late (as NVIDIA's ~1 ms commands among saxpy launches),
+ * placed two waits after the last wait that was sampled: sampling every
+ * 16th wait would only ever sample the prompt ones (as clgc-bench wait's
+ * saxpy launches on the H200) and never turn the platform late, and so
+ * would any fixed sequence of picks whose gaps are never 2 modulo 4. A
+ * bound on the waits, not a time. */
+START_TEST(a_late_command_in_every_four_turns_the_platform_late)
+{
+    struct test_device d;
+    int waits = 0, last = -1;
+
+    latecb_set_ms(0);
+    test_device_open(&d, 64);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    learn(&d);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
+    for (; waits < 4000 && learned(&d) == CLGC_WAIT_DRIVER_PROMPT; waits++) {
+        unsigned before = samples(&d);
+        cl_event ev;
+
+        latecb_set_ms(last >= 0 && (waits - last) % 4 == 2 ? 20 : 0);
+        ev = launch(&d, 2000);
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+        if (samples(&d) != before)
+            last = waits;
+    }
+    ck_assert_int_ge(last, 0);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    latecb_set_ms(0);
+    release_all();
+    test_device_close(&d);
+}
+END_TEST
+
 /* Callbacks 20 ms late: learned late from the callbacks' own lateness. */
 START_TEST(late_callbacks_are_learned_late)
 {
@@ -362,6 +408,7 @@ main(void)
     tcase_add_test(tc, pocl_is_learned_prompt);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_prompt_platform_that_turns_late_is_learned_late);
+    tcase_add_test(tc, a_late_command_in_every_four_turns_the_platform_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);
     tcase_add_test(tc, the_watcher_delivers_on_a_late_platform);
     tcase_add_test(tc, the_backoff_strategy_polls);

@@ -80,17 +80,23 @@ clgc__events_outcome(cl_uint n, const cl_event *events)
  * OpenCL: 10 to 20 ms), and a wait that sleeps until the callback is then
  * that much late. A wait that polls sees it; so a platform is learned
  * from the waits that poll while it is not known yet, and from one wait
- * in CLGC__RESAMPLE_EVERY once it is known prompt (the watcher's looks on
- * a late platform sample it too, which changes nothing: late stays):
+ * in CLGC__RESAMPLE_EVERY at random once it is known prompt, one in
+ * CLGC__RESAMPLE_SUSPECT while a late sample is among its last few (the
+ * watcher's looks on a late platform sample it too, which changes
+ * nothing: late stays):
  *
  * - a callback that wakes the poller before its own look saw the events
  *   done is a prompt sample (lateness 0);
- * - when a look wins, the poller leaves a probe on the platform (one at a
- *   time): its key and the time. The callback of that key, when it
- *   comes, measures its lateness: under CLGC__LATE_NS is prompt, more is
- *   late. A probe still there CLGC__LATE_NS after it was left counts late
- *   when the next look wins (the callback is at least that late, or never
- *   comes), and the new look leaves its probe instead.
+ * - when a wait's look wins, the wait sleeps up to CLGC__LATE_NS more for
+ *   its callbacks, with no OpenCL call in between (wait.c, clgc__measure:
+ *   NVIDIA makes its callbacks when the program next calls it), and their
+ *   lateness is the sample: under CLGC__LATE_NS is prompt, more is late;
+ * - when a look of the watcher's wins (it looks only on late platforms),
+ *   it leaves a probe on the platform (one at a time): its key and the
+ *   time. The callback of that key, when it comes, measures its
+ *   lateness. A probe still there CLGC__LATE_NS after it was left counts
+ *   late when the next look wins (the callback is at least that late, or
+ *   never comes), and the new look leaves its probe instead.
  *
  * After CLGC__LEARN_SAMPLES samples the platform is late if most were,
  * else prompt; that stays (clgc_wait_set_strategy(CLGC_WAIT_LEARN) starts
@@ -101,15 +107,17 @@ clgc__events_outcome(cl_uint n, const cl_event *events)
  * query: platforms of one ICD share a dispatch table, and so share what is
  * learned, as they share the driver's callback machinery. */
 
-#define CLGC__LATE_NS 1000000L
 #define CLGC__LEARN_SAMPLES 8
 /* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt platform
  * late, and how often a wait on a prompt platform samples it again. */
 #define CLGC__LATE_QUORUM 3
 #define CLGC__RESAMPLE_EVERY 16
+/* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
+#define CLGC__RESAMPLE_SUSPECT 2
 
 struct clgc__driver {
     atomic_int learned; /* clgc_wait_driver_t */
+    atomic_int suspect; /* a late sample among the last few */
     atomic_uint prompt, late;
     atomic_int lock;  /* the probe and the lateness samples */
     uintptr_t probe;  /* 0: none */
@@ -175,8 +183,10 @@ clgc__strategy_set(clgc_wait_strategy_t s)
         atomic_store(&d->learned, CLGC_WAIT_DRIVER_LEARNING);
         atomic_store(&d->prompt, 0);
         atomic_store(&d->late, 0);
+        atomic_store(&d->suspect, 0);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&d->called, 0, __ATOMIC_RELAXED);
+        memset(d->lateness, 0, sizeof d->lateness);
         d->nlateness = 0;
         clgc__driver_unlock(d);
     }
@@ -245,7 +255,11 @@ clgc__driver_resample(int platform)
      * saxpy launches, prompt, and NVIDIA never turned late. A fixed
      * sequence of any step has periods of its own (a golden-ratio one
      * spaces its picks 8, 13 or 21 waits apart: never 2 or 3 modulo 4). */
-    return clgc__random() % CLGC__RESAMPLE_EVERY == 0;
+    return clgc__random() %
+               (atomic_load_explicit(&d->suspect, memory_order_relaxed)
+                    ? CLGC__RESAMPLE_SUSPECT
+                    : CLGC__RESAMPLE_EVERY) ==
+           0;
 }
 
 /* Under d's lock: one sample. The first CLGC__LEARN_SAMPLES decide by
@@ -279,6 +293,7 @@ clgc__driver_sample(struct clgc__driver *d, long lateness)
             recent += d->lateness[i] >= CLGC__LATE_NS;
         if (recent >= CLGC__LATE_QUORUM)
             atomic_store(&d->learned, CLGC_WAIT_DRIVER_LATE);
+        atomic_store_explicit(&d->suspect, recent > 0, memory_order_relaxed);
         break;
     default:
         break;
@@ -286,13 +301,19 @@ clgc__driver_sample(struct clgc__driver *d, long lateness)
 }
 
 void
-clgc__driver_prompt(int platform)
+clgc__driver_lateness(int platform, long lateness)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
 
     clgc__driver_lock(d);
-    clgc__driver_sample(d, 0);
+    clgc__driver_sample(d, lateness);
     clgc__driver_unlock(d);
+}
+
+void
+clgc__driver_prompt(int platform)
+{
+    clgc__driver_lateness(platform, 0);
 }
 
 void

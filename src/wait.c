@@ -61,13 +61,11 @@ struct clgc__wait_slot {
 };
 
 /* More waits than can be in progress at once in any program. A handle is
- * index | platform << 9 | measured << 13 | generation << CLGC__HANDLE_SHIFT;
+ * index | generation << CLGC__HANDLE_SHIFT;
  * where a pointer is narrower than 48 bits, the generation is compared in
  * the bits that fit. */
 #define CLGC__WAIT_SLOTS 512
 #define CLGC__SLOT_MASK 0x1ffu
-#define CLGC__PLATFORM_SHIFT 9
-#define CLGC__MEASURED ((uintptr_t)1 << 13)
 #define CLGC__HANDLE_SHIFT 16
 #define CLGC__GEN_MASK ((uint32_t)(UINTPTR_MAX >> CLGC__HANDLE_SHIFT))
 static struct clgc__wait_slot clgc__slots[CLGC__WAIT_SLOTS];
@@ -236,10 +234,6 @@ clgc__wait_fired(cl_event event, cl_int status, void *handle)
     if (clgc__slot_count_down(&clgc__slots[index],
                               (uint32_t)(h >> CLGC__HANDLE_SHIFT)))
         clgc__slot_wake(&clgc__slots[index]);
-    /* A polling wait's callback: the learner may have a probe for it. */
-    if (CLGC_UNLIKELY(h & CLGC__MEASURED))
-        clgc__driver_called(
-            (int)(h >> CLGC__PLATFORM_SHIFT) & (CLGC__MAX_PLATFORMS - 1), h);
 }
 
 /* A free slot, or NULL when every slot is taken. */
@@ -413,16 +407,45 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
     return done;
 }
 
+/* A sampling wait whose own look saw its commands complete before their
+ * callbacks: how late are they? It sleeps up to CLGC__LATE_NS more for
+ * them, making no OpenCL call meanwhile, and tells the learner. Not after
+ * it returns: NVIDIA makes its callbacks when the program next calls it
+ * (the next launch, microseconds later in a loop) or on its own 17 to
+ * 20 ms later, so a callback awaited after the wait measured the program,
+ * not the driver (on the H200 every sample came out prompt, and NVIDIA's
+ * millisecond waits stayed 16x raw). A failed command is not measured:
+ * PoCL never calls back for a failed user event, which is not lateness. */
+static void
+clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
+              const cl_event *events)
+{
+    long seen = clgc__now_ns(), now = seen;
+
+    if (clgc__events_outcome(n, events) != CL_SUCCESS)
+        return;
+    while (!clgc__slot_fired(w) && now - seen < CLGC__LATE_NS) {
+        unsigned seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+        struct timespec ts = {0, CLGC__LATE_NS - (now - seen)};
+
+        if (clgc__slot_fired(w))
+            break;
+        syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+        now = clgc__now_ns();
+    }
+    clgc__driver_lateness(platform,
+                          clgc__slot_fired(w) ? now - seen : CLGC__LATE_NS);
+}
+
 /* Sleep until the events are done: polls 0, register a callback on every
  * event and sleep until the last one; polls 1 or 2 (clgc__driver_polls),
  * poll on the backoff schedule with the callbacks as a backstop, which
  * teach the learner with polls 2. Returns the path, or
  * CLGC_WAIT_PATH_NONE if there was no slot, or if some event refused the
  * callback the sleep needed: the caller then falls back to the driver's
- * wait. *key: what the callbacks were given. */
+ * wait. */
 static clgc_wait_path_t
-clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
-                        uintptr_t *key)
+clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform)
 {
     clgc_wait_path_t path = CLGC_WAIT_PATH_CALLBACK;
     struct clgc__wait_slot *w = clgc__slot_take();
@@ -438,10 +461,6 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
     b.gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
     b.handle = (void *)(((uintptr_t)b.gen << CLGC__HANDLE_SHIFT) |
                         (uintptr_t)(w - clgc__slots));
-    if (polls == 2)
-        b.handle = (void *)((uintptr_t)b.handle | CLGC__MEASURED |
-                            (uintptr_t)platform << CLGC__PLATFORM_SHIFT);
-    *key = (uintptr_t)b.handle;
     __atomic_store_n(&w->state, ((uint64_t)b.gen << 32) | ((uint64_t)a->n + 1),
                      __ATOMIC_RELEASE);
     if (polls != 1) {
@@ -455,8 +474,10 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
             clgc__sleep(w, seq, a->n, a->events);
     } else if (clgc__sleep_backoff(w, seq, a, &b)) {
         path = CLGC_WAIT_PATH_BACKOFF;
+        if (polls == 2 && !refused)
+            clgc__measure(w, platform, a->n, a->events);
     } else if (polls == 2) {
-        clgc__driver_prompt(platform);
+        clgc__driver_lateness(platform, 0);
     }
 out:
     clgc__slot_give_back(w, b.gen);
@@ -468,7 +489,6 @@ clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
-    uintptr_t key = 0;
     int platform = 0, polls = 0;
 
     a->ret = clgc__events_flush(a->n, a->events);
@@ -480,7 +500,7 @@ clgc__wait_body(void *p)
         polls = clgc__driver_polls(platform);
         if (polls == 0 && clgc__driver_resample(platform))
             polls = 2;
-        path = clgc__sleep_until_fired(a, polls, platform, &key);
+        path = clgc__sleep_until_fired(a, polls, platform);
         if (path == CLGC_WAIT_PATH_NONE) {
             CLGC__CL(clWaitForEvents)(a->n, a->events);
             path = CLGC_WAIT_PATH_BLOCKING;
@@ -488,10 +508,6 @@ clgc__wait_body(void *p)
     }
     clgc__last_path = path;
     a->ret = clgc__events_outcome(a->n, a->events);
-    /* The look came first, and the commands completed (a failed one may
-     * never be called back for): leave a probe for the callbacks. */
-    if (path == CLGC_WAIT_PATH_BACKOFF && polls == 2 && a->ret == CL_SUCCESS)
-        clgc__driver_probe(platform, key);
     return NULL;
 }
 

@@ -1,15 +1,14 @@
 ;;; (clgc-test): what the binding's test scripts share: PoCL's CPU device
 ;;; (picked by platform name: the tests' vendors include clgc's stub
-;;; vendor), checks that count failures, and the exit status automake reads.
+;;; vendor), and the checks of (clgc-check).
 
 (define-module (clgc-test)
   #:use-module (clgc)
+  #:use-module (clgc-check)
   #:use-module (rnrs bytevectors)
-  #:export (pocl-device pocl-context check check-raises test-exit
-            floats->bytevector bytevector->floats saxpy-source
-            slow-source))
-
-(define *failures* 0)
+  #:re-export (check check-raises test-exit)
+  #:export (pocl-device pocl-context floats->bytevector bytevector->floats
+            saxpy-source slow-source))
 
 (define (pocl-device)
   (call-with-values (lambda () (find-device 'cpu "Portable Computing Language"))
@@ -18,28 +17,6 @@
         (display "no PoCL CPU device\n")
         (exit 77))
       device)))
-
-;; (check name expr): expr must be true.
-(define-syntax-rule (check name expr)
-  (if expr
-      (format #t "ok: ~a\n" name)
-      (begin
-        (set! *failures* (+ *failures* 1))
-        (format #t "FAIL: ~a\n" name))))
-
-;; (check-raises name pred thunk): thunk must raise an exception that
-;; satisfies pred. Returns the exception (or #f).
-(define (check-raises name pred thunk)
-  (let ((exn (with-exception-handler
-              (lambda (e) e)
-              (lambda () (thunk) #f)
-              #:unwind? #t)))
-    (check name (and exn (pred exn)))
-    exn))
-
-(define (test-exit)
-  (format #t "~a failure(s)\n" *failures*)
-  (exit (if (zero? *failures*) 0 1)))
 
 (define (floats->bytevector lst)
   (let ((bv (make-bytevector (* 4 (length lst)))))

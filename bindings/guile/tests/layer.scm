@@ -11,7 +11,7 @@
 ;;; no callback) is suspended by every collection. Counts, never
 ;;; durations: bdwgc's own thread events, through the gcwatch helper.
 (use-modules (system foreign) (rnrs bytevectors) (ice-9 threads)
-             (ice-9 atomic))
+             (ice-9 atomic) (clgc-check))
 
 (define with-layer? (not (member "--without-layer" (command-line))))
 
@@ -26,14 +26,6 @@
     (unsetenv "OPENCL_LAYERS"))
 
 (load-extension (getenv "CLGC_GUILE_GCWATCH") "scm_init_clgc_gcwatch")
-
-(define *failures* 0)
-(define-syntax-rule (check name expr)
-  (if expr
-      (format #t "ok: ~a\n" name)
-      (begin
-        (set! *failures* (+ *failures* 1))
-        (format #t "FAIL: ~a\n" name))))
 
 ;;; libOpenCL, by hand.
 (define libcl (dynamic-link "libOpenCL.so.1"))
@@ -242,5 +234,4 @@ __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
 
 (clReleaseCommandQueue queue)
 (clReleaseContext context)
-(format #t "~a failure(s)\n" *failures*)
-(exit (if (zero? *failures*) 0 1))
+(test-exit)

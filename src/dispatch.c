@@ -9,8 +9,6 @@
 
 #include <string.h>
 
-#include "layer.h"
-
 struct _cl_icd_dispatch clgc__next;
 atomic_int clgc__layered;
 
@@ -70,8 +68,8 @@ clgc__layer_init(cl_uint num_entries, const cl_icd_dispatch *target,
         return CLGC_EINVAL;
     /* Once per process: a second instance (another copy of libclgc-layer
      * on this libclgc) would wrap clgc's own table, or put every call in
-     * two regions. */
-    if (target == &clgc__layer_table || atomic_exchange(&clgc__layer_taken, 1))
+     * two regions. clgc's table exists only once this is taken. */
+    if (atomic_exchange(&clgc__layer_taken, 1))
         return CLGC_EALREADY;
     memcpy(&clgc__next, target, n * sizeof(void *));
     clgc__layer_table = clgc__next;

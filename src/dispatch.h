@@ -9,8 +9,7 @@
  * runtime. */
 
 #include "internal.h"
-
-#include <CL/cl_icd.h>
+#include "layer.h"
 
 /* The next layer's or the driver's table, as clInitLayer received it (the
  * slots past the count it gave are NULL): the layer's entries call
@@ -32,10 +31,6 @@ extern atomic_int clgc__layered;
          clgc__next.name != NULL)                                              \
          ? clgc__next.name                                                     \
          : name)
-
-/* Whether `member` lies among the first n slots of a dispatch table. */
-#define CLGC__LAYER_SLOT(member, n)                                            \
-    (offsetof(struct _cl_icd_dispatch, member) / sizeof(void *) < (n))
 
 /* Generated (src/gen/layer.c): put the layer's entries into `table` (a copy
  * of the next one, n slots filled). */

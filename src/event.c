@@ -311,12 +311,6 @@ clgc__driver_lateness(int platform, long lateness)
 }
 
 void
-clgc__driver_prompt(int platform)
-{
-    clgc__driver_lateness(platform, 0);
-}
-
-void
 clgc__driver_probe(int platform, uintptr_t key)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
@@ -332,11 +326,11 @@ clgc__driver_probe(int platform, uintptr_t key)
         d->probe_ns = now;
         /* Its callback may have come between the look and this store, and
          * found no probe: then it was prompt, and the probe must not stay
-         * to be counted late by the next look (on PoCL 5, 16 cores, such
-         * stale probes made 41 late samples of a prompt platform, some
-         * "late" by a second). The callback stores its key before it
-         * looks for the probe, the probe is stored before this looks for
-         * the key: one of the two sees the other. */
+         * to be counted late by the next look (when the waits left probes
+         * too, such stale ones made 41 late samples of PoCL 5 on 16 cores,
+         * a prompt platform, some "late" by a second). The callback stores its
+         * key before it looks for the probe, the probe is stored before this
+         * looks for the key: one of the two sees the other. */
         if (__atomic_load_n(&d->called, __ATOMIC_SEQ_CST) == key) {
             clgc__driver_sample(d, 0);
             __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);

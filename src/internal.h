@@ -311,10 +311,8 @@ int clgc__driver_polls(int platform);
 int clgc__driver_resample(int platform);
 /* How late a callback may come and still be prompt. */
 #define CLGC__LATE_NS 1000000L
-/* A callback came before the poller's own look saw its events done. */
-void clgc__driver_prompt(int platform);
-/* A sampling wait measured its callbacks this late (CLGC__LATE_NS: at
- * least that). */
+/* A sample: callbacks this late (0: one came before the poller's own look
+ * saw its events done; CLGC__LATE_NS: at least that late). */
 void clgc__driver_lateness(int platform, long lateness);
 /* A poller's look saw the events of key complete before their callback. */
 void clgc__driver_probe(int platform, uintptr_t key);

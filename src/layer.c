@@ -15,7 +15,6 @@
 
 #include <dlfcn.h>
 #include <limits.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +30,9 @@ clgc__layer_say(const char *what, const char *detail)
 }
 
 /* Whether fn lies in a libclgc that has a layer's table: another copy of
- * the layer, on another copy of libclgc, below this one. (Two copies of
- * this file on one libclgc share its table, and clgc__layer_init refuses
- * the second.) Wrapping it would put every call in two regions. */
+ * the layer below this one, on this libclgc (whose clgc__layer_init would
+ * refuse it too) or on another copy of libclgc. Wrapping it would put
+ * every call in two regions. */
 static int
 clgc__layer_is_ours(const void *fn)
 {
@@ -224,8 +223,7 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
         strcmp(wait, "clgc") != 0)
         clgc__layer_say("CLGC_LAYER_WAIT is clgc or plain; using clgc for ",
                         wait);
-    rc = num_entries > offsetof(struct _cl_icd_dispatch, clFlush) /
-                           sizeof(void *) &&
+    rc = CLGC__LAYER_SLOT(clFlush, num_entries) &&
                  clgc__layer_is_ours((const void *)target_dispatch->clFlush)
              ? CLGC_EALREADY
              : clgc__layer_init(num_entries, target_dispatch, cooperative,

@@ -5,8 +5,14 @@
  * calls, and the choice of runtime) and libclgc, which holds the layer's
  * table (src/dispatch.c). */
 
+#include <stddef.h>
+
 #include <CL/cl_icd.h>
 #include <CL/cl_layer.h>
+
+/* Whether `member` lies among the first n slots of a dispatch table. */
+#define CLGC__LAYER_SLOT(member, n)                                            \
+    (offsetof(struct _cl_icd_dispatch, member) / sizeof(void *) < (n))
 
 /* Put clgc's entries in front of `target`, the next layer's or the
  * driver's table of num_entries slots, and hand back the layer's table

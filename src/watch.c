@@ -239,7 +239,7 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
     /* Who came first, for the learner (event.c): this callback, before a
      * look of the watcher's; or a look, which may have left a probe. */
     if (fast && w != NULL)
-        clgc__driver_prompt(platform);
+        clgc__driver_lateness(platform, 0);
     else if (w == NULL && status >= 0)
         clgc__driver_called(clgc__driver_of(event), (uintptr_t)id << 1 | 1);
 }

@@ -195,6 +195,18 @@ run_coop(void)
     return failures != 0 || ctl->calls == 0;
 }
 
+/* A call that must return `want`: prints what it returned. */
+static void
+expect(const char *what, cl_int got, cl_int want)
+{
+    printf("%s -> %d\n", what, got);
+    if (got != want) {
+        printf("FAIL %s: %d, not %d\n", what, got, want);
+        failures++;
+    }
+}
+#define EXPECT(call, want) expect(#call, (call), (want))
+
 /* Handles that are no OpenCL object (freed memory, a pointer of another
  * type): the loader would call through whatever their first word holds;
  * the layer's entries refuse them as the wrappers do. Run with the layer
@@ -204,17 +216,10 @@ run_foreign(void)
 {
     static void *junk[8]; /* zero: no dispatch table */
     size_t size = 0;
-    cl_int ret, err = 0;
+    cl_int err = 0;
 
     if (stub_platform() == NULL)
         return 1;
-#define EXPECT(call, want)                                                     \
-    do {                                                                       \
-        ret = (call);                                                          \
-        printf("%s -> %d\n", #call, ret);                                      \
-        if (ret != (want))                                                     \
-            failures++;                                                        \
-    } while (0)
     EXPECT(clGetKernelInfo((cl_kernel)junk, CL_KERNEL_NUM_ARGS, 0, NULL, &size),
            CL_INVALID_KERNEL);
     EXPECT(clSetKernelArg((cl_kernel)junk, 0, sizeof junk, &junk),
@@ -226,7 +231,6 @@ run_foreign(void)
     EXPECT(clFinish((cl_command_queue)junk), CL_INVALID_COMMAND_QUEUE);
     clCreateBuffer((cl_context)junk, CL_MEM_READ_WRITE, 16, NULL, &err);
     EXPECT(err, CL_INVALID_CONTEXT);
-#undef EXPECT
     return failures != 0;
 }
 
@@ -254,13 +258,6 @@ run_init(const char *path)
     *(void **)&init_props = dlsym(lib, "clInitLayerWithProperties");
     if (info == NULL || init == NULL || init_props == NULL)
         return 1;
-#define EXPECT(call, want)                                                     \
-    do {                                                                       \
-        cl_int ret_ = (call);                                                  \
-        printf("%s -> %d\n", #call, ret_);                                     \
-        if (ret_ != (want))                                                    \
-            failures++;                                                        \
-    } while (0)
     EXPECT(
         info(0x4240 /* CL_LAYER_API_VERSION */, sizeof version, &version, NULL),
         CL_SUCCESS);
@@ -273,7 +270,6 @@ run_init(const char *path)
     EXPECT(init(1, target, NULL, NULL), CL_INVALID_VALUE);
     EXPECT(init_props(1, target, &n, &table, unknown), CL_INVALID_PROPERTY);
     EXPECT(init_props(1, NULL, &n, &table, empty), CL_INVALID_VALUE);
-#undef EXPECT
     if (table != NULL)
         failures++;
     return failures != 0;

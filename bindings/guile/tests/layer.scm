@@ -128,7 +128,6 @@ __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
 (ok! "clCreateCommandQueue" (slot-int err))
 
 (define collections-wanted 5)
-(define (gc-count) (assq-ref (gc-stats) 'gc-times))
 
 ;; The worker: build, enqueue behind the gate, and wait; returns its
 ;; suspensions and what the kernel wrote.
@@ -183,24 +182,8 @@ __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
 (define worker (call-with-new-thread work))
 ;; Collect while the worker is in clWaitForEvents: the gate holds its
 ;; kernel back until the collections are done, whatever the machine's
-;; speed. The pause lets it get from setting its flag into the call.
-(let wait-busy ()
-  (unless (eq? (atomic-box-ref phase) 'wait)
-    (yield)
-    (wait-busy)))
-(usleep 20000)
-(define during
-  (let loop ((i 0) (during 0))
-    (if (= i collections-wanted)
-        during
-        (let ((junk (map (lambda (k) (make-vector 64 k)) (iota 5000)))
-              (before (gc-count)))
-          (gc)
-          (loop (+ i 1)
-                (if (and (eq? (atomic-box-ref phase) 'wait)
-                         (> (gc-count) before) (pair? junk))
-                    (+ during 1)
-                    during))))))
+;; speed.
+(define during (collect-while phase 'wait collections-wanted))
 (ok! "clSetUserEventStatus" (clSetUserEventStatus gate CL_COMPLETE))
 (define result (join-thread worker))
 (clReleaseEvent gate)

@@ -14,33 +14,6 @@
 (define queue (make-command-queue context device))
 (define collections-wanted 5)
 
-(define (gc-count) (assq-ref (gc-stats) 'gc-times))
-
-;; Allocate and collect on this thread, collections-wanted times, while
-;; the worker is inside OpenCL (its flag says phase); returns how many of them
-;; started and ended with the flag still set. Each round allocates so that
-;; the collector has garbage to reclaim.
-(define (collect-while busy phase)
-  (let wait-busy ()
-    (unless (eq? (atomic-box-ref busy) phase)
-      (yield)
-      (wait-busy)))
-  ;; Let the worker get from setting its flag into the OpenCL call: a
-  ;; collection in that sliver would find it in Guile mode.
-  (usleep 20000)
-  (let loop ((i 0) (during 0))
-    (if (= i collections-wanted)
-        during
-        (let ((junk (map (lambda (k) (make-vector 64 k)) (iota 5000)))
-              (before (gc-count)))
-          (gc)
-          (loop (+ i 1)
-                (if (and (eq? (atomic-box-ref busy) phase)
-                         (> (gc-count) before)
-                         (pair? junk))
-                    (+ during 1)
-                    during))))))
-
 ;; The kernel the waits run, built beforehand: with the regions off the
 ;; scenario's own build may fail (see below).
 (define slow-program (build-program (make-program context slow-source)))
@@ -84,8 +57,8 @@
                  (gc-unwatch!)
                  (atomic-box-set! stats (list build-susp (gc-suspensions)
                                               outcome)))))))))
-    (let* ((build-gcs (collect-while busy 'build))
-           (wait-gcs (collect-while busy 'wait)))
+    (let* ((build-gcs (collect-while busy 'build collections-wanted))
+           (wait-gcs (collect-while busy 'wait collections-wanted)))
       (set-user-event-status! gate 'complete)
       (join-thread worker)
       (let ((s (atomic-box-ref stats)))

@@ -457,7 +457,8 @@ def wrappers_c(reg):
 
 
 def _layer_inside(c):
-    """The first lines of a layer entry's slow path: a call made inside one
+    """The first lines of a layer entry's slow path (a generated entry's)
+    or of its body (a hand-written command's): a call made inside one
     of clgc's regions (a wrapper of a program that links clgc, calling the
     loader) goes straight to the next table, in that region and with the
     wrapper's own trampoline, not in a second one of each."""
@@ -475,10 +476,9 @@ def _layer_handwritten(c):
     rtype, rest = sig.split("CL_API_CALL ", 1)
     out = ["/* %s: clgc_%s (%s) */" % (c.name, c.name,
                                        tables.HANDWRITTEN[c.name]),
-           "static %sCL_API_CALL" % rtype, rest, "{",
-           "    if (CLGC_UNLIKELY(clgc__self.region & CLGC__SAFE))",
-           "        %s%s(%s);" % (ret, _target(c, True), _params(c)),
-           "    %sclgc_%s(%s);" % (ret, c.name, _params(c)), "}", ""]
+           "static %sCL_API_CALL" % rtype, rest, "{"]
+    out += _layer_inside(c)
+    out += ["    %sclgc_%s(%s);" % (ret, c.name, _params(c)), "}", ""]
     return out
 
 

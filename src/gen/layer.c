@@ -7967,8 +7967,9 @@ clgc__l_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, 
 static cl_int CL_API_CALL
 clgc__l_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status, void *user_data), void *user_data)
 {
-    if (CLGC_UNLIKELY(clgc__self.region & CLGC__SAFE))
+    if (clgc__self.region & CLGC__SAFE) {
         return clgc__next.clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
+    }
     return clgc_clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data);
 }
 
@@ -8383,8 +8384,9 @@ clgc__l_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, 
 static cl_int CL_API_CALL
 clgc__l_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
-    if (CLGC_UNLIKELY(clgc__self.region & CLGC__SAFE))
+    if (clgc__self.region & CLGC__SAFE) {
         return clgc__next.clSetUserEventStatus(event, execution_status);
+    }
     return clgc_clSetUserEventStatus(event, execution_status);
 }
 

@@ -85,12 +85,16 @@
     (await-calls 2)
     ;; The failure was recorded before await-calls returned only if the
     ;; callback has finished raising: wait for its event and for the
-    ;; callback's return through another (already complete) wait.
+    ;; callback's return through another (already complete) wait, giving
+    ;; the callback's thread the CPU between waits (under valgrind, which
+    ;; runs one thread at a time, 1000 waits that never yield could all
+    ;; run before it finished: seen in CI).
     (let ((e (with-exception-handler
               (lambda (e) e)
               (lambda ()
                 (let loop ((i 0))
                   (wait-for-events (list ev))
+                  (yield)
                   (if (< i 1000) (loop (+ i 1)) #f)))
               #:unwind? #t)))
       (check "the wait raised the callback's failure"

@@ -14,8 +14,10 @@
  * generation on), so a record is reclaimed once delivered, and a callback
  * that comes later, or never, finds nothing and touches nothing else.
  *
- * The watcher costs nothing while nothing is listed: it sleeps on a
- * condition variable. While watches are pending it looks at them once a
+ * The watcher costs next to nothing while nothing is listed: it wakes
+ * once a second for ten seconds (looking at nothing), so that a watch
+ * listed meanwhile need not wake it, then sleeps on a condition variable
+ * until one does. While watches are pending it looks at them once a
  * second, for failures set with the raw clSetUserEventStatus; a failure
  * set through clgc_clSetUserEventStatus kicks it to look at once, then
  * after 10 ms, 20 ms, and so on up to the second, for the commands that
@@ -50,6 +52,9 @@
  * scan's period, which caps the backoff. */
 #define CLGC__WATCH_KICK_NS 10000000L
 #define CLGC__WATCH_SLOW_NS 1000000000L
+/* How long the watcher keeps its slow period's wakeups once nothing is
+ * pending, before it sleeps until signalled. */
+#define CLGC__WATCH_LINGER_NS 10000000000L
 #define CLGC__FAST_MIN_NS 10000L
 #define CLGC__FAST_MAX_NS 1000000L
 #define CLGC__FAST_CPU 10
@@ -85,6 +90,7 @@ static unsigned clgc__armed;      /* slots the watcher looks at */
 static unsigned clgc__armed_fast; /* of which fast */
 static long clgc__fast_since;     /* when the newest fast one was armed */
 static int clgc__watcher_running, clgc__kicked;
+static int clgc__watcher_asleep; /* in its untimed wait: signal to arm */
 
 /* The watcher's list of what it looks at, its own. */
 struct clgc__look {
@@ -339,6 +345,7 @@ clgc__watcher(void *unused)
     long delay = CLGC__WATCH_SLOW_NS;  /* from one slow look to the next */
     long due = 0;                      /* the next slow look; 0: none planned */
     long fast_last = 0, fast_took = 0; /* the last fast look */
+    long idle_since = 0;               /* nothing armed since; 0: armed */
 
     (void)unused;
     pthread_mutex_lock(&clgc__watch_lock);
@@ -350,11 +357,37 @@ clgc__watcher(void *unused)
             clgc__kicked = 0;
             delay = CLGC__WATCH_KICK_NS;
         } else if (clgc__armed == 0) {
-            due = 0;
+            /* Nothing to look at. Waking this thread from its untimed
+             * wait is most of what a notification costs its caller (a
+             * futex wake, an idle core's wakeup): so for
+             * CLGC__WATCH_LINGER_NS it keeps waking on its slow period
+             * instead, looking at nothing, and a watch armed meanwhile
+             * is looked at on the next of those wakeups, unsignalled.
+             * A program that notifies now and then pays the wake once
+             * per burst; an idle one costs ten wakeups, then nothing. */
+            now = clgc__watch_now();
             delay = CLGC__WATCH_SLOW_NS;
-            pthread_cond_wait(&clgc__watch_cond, &clgc__watch_lock);
+            if (idle_since == 0)
+                idle_since = now;
+            if (now - idle_since >= CLGC__WATCH_LINGER_NS) {
+                due = 0;
+                idle_since = 0;
+                clgc__watcher_asleep = 1;
+                pthread_cond_wait(&clgc__watch_cond, &clgc__watch_lock);
+                clgc__watcher_asleep = 0;
+                continue;
+            }
+            if (due <= now)
+                due = now + delay;
+            {
+                struct timespec until = {due / 1000000000L, due % 1000000000L};
+
+                pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock,
+                                       &until);
+            }
             continue;
         } else {
+            idle_since = 0;
             now = clgc__watch_now();
             if (due == 0)
                 due = now + delay;
@@ -429,6 +462,7 @@ clgc__watch_child(void)
     clgc__armed_fast = 0;
     clgc__kicked = 0;
     clgc__watcher_running = 0;
+    clgc__watcher_asleep = 0;
     /* The parent's watcher may have been waiting on the condition
      * variable: its copy counts a waiter that does not exist here, and
      * would lose the child's signals. A fresh one. */
@@ -526,14 +560,16 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
         s->armed = 1;
         s->type = type;
         s->platform = (unsigned char)platform;
-        /* The watcher wakes for the first armed watch, and for every fast
-         * one: its looks start again at CLGC__FAST_MIN_NS. */
+        /* The watcher is woken when it sleeps until signalled, and for
+         * every fast watch: its looks start again at CLGC__FAST_MIN_NS.
+         * Otherwise its slow period's next wakeup finds this one. */
         if (fast) {
             s->fast = (unsigned char)fast;
             clgc__armed_fast++;
             clgc__fast_since = clgc__watch_now();
         }
-        if (clgc__armed++ == 0 || fast)
+        clgc__armed++;
+        if (clgc__watcher_asleep || fast)
             pthread_cond_signal(&clgc__watch_cond);
         held = 0;
     }

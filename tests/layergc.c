@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
 #include "gcevents.h"

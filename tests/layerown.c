@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
 #include "clgc/runtime.h"

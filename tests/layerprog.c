@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
 #include "stub/stub.h"

@@ -273,6 +273,61 @@ START_TEST(a_late_notification_callback_is_harmless)
 }
 END_TEST
 
+/* Once nothing is pending, the watcher wakes on its slow period for two
+ * seconds, looking at nothing, then sleeps until a notification signals
+ * it; one made while it lingers does not signal it (that wake was most
+ * of what a post cost its caller). Either way the notification is looked
+ * at: each here is a user event failed with the raw clSetUserEventStatus,
+ * which PoCL never calls back for, so only the watcher's look delivers
+ * it. The test follows the watcher's state as /proc shows it (asleep
+ * with no timeout), not the time. */
+START_TEST(notifications_reach_an_idle_watcher)
+{
+    cl_context context = test_pocl_context();
+    cl_event first = user_event(context), lingering = user_event(context),
+             asleep = user_event(context);
+    cl_int s1 = 1, s2 = 1, s3 = 1;
+    pid_t watcher;
+
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_CALLBACK), CLGC_OK);
+    test_thread = pthread_self();
+    sem_init(&handled_sem, 0, 0);
+    atomic_store(&handled, 0);
+    ck_assert_int_eq(clgc_event_notify(first, CLGC_NOTIFY_RAW, count, &s1),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(first, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(atomic_load(&handled), 1); /* PoCL calls back inline */
+    while ((watcher = test_thread_named("clgc-watcher")) == 0)
+        sched_yield();
+
+    /* Nothing pending, the watcher awake on its period: no signal. */
+    ck_assert_int_eq(clgc_event_notify(lingering, CLGC_NOTIFY_RAW, count, &s2),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(lingering, -5), CL_SUCCESS);
+    while (atomic_load(&handled) != 2)
+        sem_wait(&handled_sem);
+    ck_assert_int_eq(s2, -5);
+
+    /* Nothing pending again: it lingers, looking at nothing, then
+     * sleeps until signalled. */
+    atomic_store(&watcher_queries, 0);
+    while (!test_sleeps_untimed(watcher))
+        let_time_pass();
+    ck_assert_int_eq(atomic_load(&watcher_queries), 0);
+    ck_assert_int_eq(clgc_event_notify(asleep, CLGC_NOTIFY_RAW, count, &s3),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(asleep, -6), CL_SUCCESS);
+    while (atomic_load(&handled) != 3)
+        sem_wait(&handled_sem);
+    ck_assert_int_eq(s3, -6);
+    ck_assert_int_eq(s1, CL_COMPLETE);
+    clReleaseEvent(first);
+    clReleaseEvent(lingering);
+    clReleaseEvent(asleep);
+    clReleaseContext(context);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -290,6 +345,7 @@ main(void)
     tcase_add_test(tc, the_watcher_costs_little);
     tcase_add_test(tc, a_late_wait_callback_is_harmless);
     tcase_add_test(tc, a_late_notification_callback_is_harmless);
+    tcase_add_test(tc, notifications_reach_an_idle_watcher);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

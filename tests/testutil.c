@@ -2,6 +2,7 @@
  * hook keeps a per-thread depth that code running inside a wrapped OpenCL
  * call (a stub ICD, a callback PoCL runs inline) can read back. */
 
+#include <dirent.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -241,21 +242,76 @@ test_event_let_go(cl_event event)
     }
 }
 
-int
-test_sleeps_in_futex(pid_t tid)
+/* The line /proc/self/task/TID/syscall holds: the call's number and its
+ * six arguments, or "running". */
+static void
+read_syscall(pid_t tid, char *buf, size_t size)
 {
-    char path[64], buf[32] = "", want[16];
+    char path[64];
     FILE *f;
 
     snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    snprintf(want, sizeof(want), "%d ", (int)SYS_futex);
+    buf[0] = 0;
     f = fopen(path, "r");
     if (f == NULL)
-        return 0;
-    if (fgets(buf, sizeof(buf), f) == NULL)
+        return;
+    if (fgets(buf, (int)size, f) == NULL)
         buf[0] = 0;
     fclose(f);
+}
+
+int
+test_sleeps_in_futex(pid_t tid)
+{
+    char buf[256], want[16];
+
+    read_syscall(tid, buf, sizeof(buf));
+    snprintf(want, sizeof(want), "%d ", (int)SYS_futex);
     return strncmp(buf, want, strlen(want)) == 0;
+}
+
+int
+test_sleeps_untimed(pid_t tid)
+{
+    char buf[256];
+    unsigned long long args[4];
+    int nr;
+
+    /* futex(uaddr, op, val, timeout, ...): the fourth is the timeout. */
+    read_syscall(tid, buf, sizeof(buf));
+    return sscanf(buf, "%d %llx %llx %llx %llx", &nr, &args[0], &args[1],
+                  &args[2], &args[3]) == 5 &&
+           nr == SYS_futex && args[3] == 0;
+}
+
+pid_t
+test_thread_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    pid_t found = 0;
+
+    if (d == NULL)
+        return 0;
+    while (found == 0 && (e = readdir(d)) != NULL) {
+        char path[300], comm[64] = "";
+        FILE *f;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fgets(comm, sizeof(comm), f) != NULL) {
+            comm[strcspn(comm, "\n")] = 0;
+            if (strcmp(comm, name) == 0)
+                found = (pid_t)atoi(e->d_name);
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return found;
 }
 
 void

@@ -107,6 +107,13 @@ Suite *clgc_make_ffi_threads_suite(void);
  * it to act only once a waiter sleeps, whatever the scheduling. */
 int test_sleeps_in_futex(pid_t tid);
 
+/* 1 if thread tid sleeps in futex(2) with no timeout (a condition
+ * variable's untimed wait), 0 if it runs or sleeps with one. */
+int test_sleeps_untimed(pid_t tid);
+
+/* The id of this process's thread named name (its comm), or 0. */
+pid_t test_thread_named(const char *name);
+
 /* The tests' device (PoCL's, or CLGC_TEST_PLATFORM's) with a queue and
  * test_spin_src's kernel "spin", its argument 0 set to a buffer of
  * nfloats floats: for the tests of waits. Undo with test_device_close. */

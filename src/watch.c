@@ -54,8 +54,8 @@
 #define CLGC__WATCH_KICK_NS 10000000L
 #define CLGC__WATCH_SLOW_NS 1000000000L
 /* How long the watcher keeps its slow period's wakeups once nothing is
- * pending, before it sleeps until signalled: any notification made within
- * a second of the last one's delivery finds it awake. */
+ * pending, before it sleeps until signalled: a notification made within
+ * two seconds of the last one's delivery finds it awake. */
 #define CLGC__WATCH_LINGER_NS 2000000000L
 #define CLGC__FAST_MIN_NS 10000L
 #define CLGC__FAST_MAX_NS 1000000L
@@ -341,6 +341,15 @@ clgc__fast_due(long last, long took)
     return last + gap;
 }
 
+/* Under the lock: sleep until the monotonic time `until`, ns, or a signal. */
+static void
+clgc__watcher_sleep(long until)
+{
+    struct timespec ts = {until / 1000000000L, until % 1000000000L};
+
+    pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock, &ts);
+}
+
 static void *
 clgc__watcher(void *unused)
 {
@@ -383,12 +392,7 @@ clgc__watcher(void *unused)
             }
             if (due <= now)
                 due = now + delay;
-            {
-                struct timespec until = {due / 1000000000L, due % 1000000000L};
-
-                pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock,
-                                       &until);
-            }
+            clgc__watcher_sleep(due);
             continue;
         } else {
             idle_since = 0;
@@ -405,11 +409,7 @@ clgc__watcher(void *unused)
                 }
             }
             if (now < next) {
-                struct timespec until = {next / 1000000000L,
-                                         next % 1000000000L};
-
-                pthread_cond_timedwait(&clgc__watch_cond, &clgc__watch_lock,
-                                       &until);
+                clgc__watcher_sleep(next);
                 continue;
             }
             if (!fast_only)

@@ -462,7 +462,7 @@ START_TEST(deferred_callback_runs_in_the_drain)
         CL_SUCCESS);
     ck_assert_int_eq(clgc_callbacks_defer(NULL), CLGC_OK);
     ck_assert_int_eq(atomic_load(&now.calls), 0);
-    ck_assert_int_eq(poll(&p, 1, 0), 1);
+    ck_assert_int_eq(poll(&p, 1, -1), 1); /* at once on PoCL */
     ck_assert_int_eq(clgc_queue_drain(q, 0), 1);
     ck_assert_int_eq(atomic_load(&now.calls), 1);
     ck_assert(pthread_equal(now.thread, pthread_self()));

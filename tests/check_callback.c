@@ -473,6 +473,7 @@ START_TEST(deferred_callback_runs_in_the_drain)
     ck_assert_int_eq(clgc_clSetUserEventStatus(later, CL_COMPLETE),
                      CL_SUCCESS);
     ck_assert_int_eq(atomic_load(&then.calls), 0);
+    ck_assert_int_eq(poll(&p, 1, -1), 1); /* posted */
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK); /* runs it */
     ck_assert_int_eq(atomic_load(&then.calls), 1);
     clReleaseEvent(ready);

@@ -44,12 +44,19 @@ new_queue(void)
     return q;
 }
 
+/* Whether the queue's fd is readable within timeout_ms (-1: until it is). */
 static int
-readable(const clgc_queue_t *q)
+polled(const clgc_queue_t *q, int timeout_ms)
 {
     struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
 
-    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+    return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
+}
+
+static int
+readable(const clgc_queue_t *q)
+{
+    return polled(q, 0);
 }
 
 /* Once the queue's fd is readable: at once where the driver calls back
@@ -58,9 +65,7 @@ readable(const clgc_queue_t *q)
 static int
 awaited(const clgc_queue_t *q)
 {
-    struct pollfd p = {clgc_queue_fd(q), POLLIN, 0};
-
-    return poll(&p, 1, -1) == 1 && (p.revents & POLLIN);
+    return polled(q, -1);
 }
 
 /* What an event handler saw. */

@@ -264,14 +264,20 @@ struct clgc__event_watch {
     struct clgc__callback *cb;
 };
 
+/* The watcher passes a failure's own status; a driver's callback may say
+ * CL_COMPLETE for a failed command (NVIDIA's does, for a failed user
+ * event), so its status is read again then. */
 static void
 clgc__event_watch_fire(struct clgc__watch *w, cl_event event, cl_int status)
 {
     struct clgc__event_watch *e = (struct clgc__event_watch *)w;
     struct clgc__event_args v = {event, status};
     struct clgc__callback *cb = e->cb;
+    cl_int now;
 
     free(e);
+    if (status >= 0 && (now = clgc__event_status(event)) < 0)
+        v.event_command_status = now;
     clgc__callback_fire(cb, &v);
 }
 

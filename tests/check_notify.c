@@ -143,6 +143,17 @@ START_TEST(active_handler_runs_with_the_runtime_active)
 }
 END_TEST
 
+static cl_int
+status_of(cl_event ev)
+{
+    cl_int status = 1;
+
+    ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                    sizeof(status), &status, NULL),
+                     CL_SUCCESS);
+    return status;
+}
+
 static cl_uint
 refcount_of(cl_event ev)
 {
@@ -295,7 +306,8 @@ on_event(cl_event event, cl_int status, void *data)
  * with the negative status, though PoCL never calls it: deferred, it
  * reaches its queue, which can then close; not deferred, it runs on the
  * watcher's thread. CL_COMPLETE callbacks on user events, and a
- * CL_RUNNING one on a command behind a user event that fails. */
+ * CL_RUNNING one on a command behind a user event that fails; and one
+ * that the driver does call, saying CL_COMPLETE. */
 START_TEST(callbacks_on_failed_events_end)
 {
     cl_context context = test_pocl_context();
@@ -305,12 +317,12 @@ START_TEST(callbacks_on_failed_events_end)
     struct pollfd p = {-1, POLLIN, 0};
     cl_command_queue queue;
     cl_device_id device;
-    struct seen s[4];
+    struct seen s[5];
     cl_int err;
 
     ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
     p.fd = clgc_queue_fd(q);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         seen_init(&s[i]);
     ck_assert_int_eq(clGetContextInfo(context, CL_CONTEXT_DEVICES,
                                       sizeof(device), &device, NULL),
@@ -353,6 +365,16 @@ START_TEST(callbacks_on_failed_events_end)
     ck_assert(pthread_equal(s[0].thread, pthread_self()));
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
     ck_assert_int_eq(s[0].calls + s[1].calls + s[2].calls + s[3].calls, 4);
+
+    /* A driver that calls back for a failed command may say CL_COMPLETE:
+     * PoCL does for this marker, at once, NVIDIA for a failed user event.
+     * The callback gets the failure. */
+    ck_assert_int_lt(status_of(marker), 0);
+    ck_assert_int_eq(
+        clgc_clSetEventCallback(marker, CL_COMPLETE, on_event, &s[4]),
+        CL_SUCCESS);
+    wait_ran(&s[4]);
+    ck_assert_int_eq(s[4].status, status_of(marker));
     clReleaseEvent(marker);
     clReleaseCommandQueue(queue);
     clReleaseEvent(gate);

@@ -2,7 +2,8 @@
  * (no runtime installed), as ratios against the raw clWaitForEvents.
  *
  *   clgc-bench wait [--samples N] [--platform NAME] [--late-ms MS]
- *                   [--strategy learn|callback|backoff] [--learn N]
+ *                   [--busy-wait] [--strategy learn|callback|backoff]
+ *                   [--learn N]
  *
  * For saxpy over 64 and 4096 items, a kernel of about 1 ms and one of
  * about 100 ms, each launch is waited for by:
@@ -28,9 +29,11 @@
  * the loader's first). --late-ms runs the whole benchmark with every
  * completion callback delayed MS milliseconds by the late-callback
  * vehicle (tests/latecb.c, linked in: without the option it passes the
- * callbacks through untouched), as NVIDIA's OpenCL delivers them.
- * --strategy sets clgc_wait_set_strategy. The last lines say what clgc
- * learned of each platform's callbacks (clgc_wait_driver_info). */
+ * callbacks through untouched), as NVIDIA's OpenCL delivers them;
+ * --busy-wait makes the vehicle's clWaitForEvents busy-wait, as NVIDIA's
+ * does (the raw rows then spin a core, as they do there). --strategy sets
+ * clgc_wait_set_strategy. The last lines say what clgc learned of each
+ * platform's callbacks and own wait (clgc_wait_driver_info). */
 
 #define _GNU_SOURCE
 #include <poll.h>
@@ -222,7 +225,15 @@ learned_name(clgc_wait_driver_t d)
                                         : "learning";
 }
 
-/* What clgc learned of each platform's callbacks. */
+static const char *
+own_name(clgc_wait_own_t o)
+{
+    return o == CLGC_WAIT_OWN_USED      ? "used"
+           : o == CLGC_WAIT_OWN_AVOIDED ? "avoided"
+                                        : "learning";
+}
+
+/* What clgc learned of each platform's callbacks and own wait. */
 static void
 print_learned(void)
 {
@@ -240,11 +251,14 @@ print_learned(void)
         if (clgc_wait_driver_info(ids[i], &info) != CLGC_OK)
             continue;
         printf("%-32s %-8s waits by %-8s prompt %u late %u lateness "
-               "median %.1f us\n",
+               "median %.1f us; own wait %s (slept %u, busy %u)\n",
                name, learned_name(info.learned),
-               info.strategy == CLGC_WAIT_BACKOFF ? "backoff" : "callback",
+               info.strategy != CLGC_WAIT_BACKOFF ? "callback"
+               : info.own == CLGC_WAIT_OWN_USED   ? "own wait"
+                                                  : "backoff",
                info.prompt, info.late,
-               info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3);
+               info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3,
+               own_name(info.own), info.own_sleeps, info.own_busy);
     }
 }
 
@@ -277,7 +291,7 @@ bench_wait(int argc, char **argv)
     int samples = 21, n, n100, learn = 100;
     const char *want = NULL;
     long late_ms = 0;
-    int strategy = -1;
+    int strategy = -1, busy = 0;
     float a = 2.0f;
     struct launch l = {0};
     cl_kernel saxpy, spin;
@@ -297,6 +311,8 @@ bench_wait(int argc, char **argv)
             late_ms = atol(argv[++i]);
         else if (strcmp(argv[i], "--learn") == 0 && i + 1 < argc)
             learn = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--busy-wait") == 0)
+            busy = 1;
         else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
             i++;
             strategy = strcmp(argv[i], "learn") == 0      ? CLGC_WAIT_LEARN
@@ -307,8 +323,9 @@ bench_wait(int argc, char **argv)
             strategy = -2;
         if (strategy == -2) {
             fprintf(stderr, "usage: clgc-bench wait [--samples N] [--platform "
-                            "NAME] [--late-ms MS] [--strategy "
-                            "learn|callback|backoff] [--learn N]\n");
+                            "NAME] [--late-ms MS] [--busy-wait] "
+                            "[--strategy learn|callback|backoff] "
+                            "[--learn N]\n");
             return 2;
         }
     }
@@ -318,6 +335,10 @@ bench_wait(int argc, char **argv)
         latecb_set_ms(late_ms);
         printf("# every completion callback delayed %ld ms (tests/latecb.c)\n",
                late_ms);
+    }
+    if (busy) {
+        latecb_set_busy_wait(1);
+        printf("# clWaitForEvents busy-waits (tests/latecb.c)\n");
     }
     if (strategy >= 0)
         clgc_wait_set_strategy((clgc_wait_strategy_t)strategy);

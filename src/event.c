@@ -115,16 +115,25 @@ clgc__events_outcome(cl_uint n, const cl_event *events)
 /* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
 #define CLGC__RESAMPLE_SUSPECT 2
 
+/* A late platform's own clWaitForEvents (clgc_wait_own_t in
+ * include/clgc/wait.h): which samples are conclusive, how many decide,
+ * and after how many sampled waits an undecided one is avoided. */
+#define CLGC__OWN_MIN_NS 400000L
+#define CLGC__OWN_SAMPLES 4
+#define CLGC__OWN_TRIES 32
+
 struct clgc__driver {
     atomic_int learned; /* clgc_wait_driver_t */
     atomic_int suspect; /* a late sample among the last few */
     atomic_uint prompt, late;
-    atomic_int lock;  /* the probe and the lateness samples */
+    atomic_int own;   /* clgc_wait_own_t */
+    atomic_int lock;  /* the probe and the samples */
     uintptr_t probe;  /* 0: none */
     uintptr_t called; /* the key of the last measured callback */
     long probe_ns;
     long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
     unsigned nlateness;
+    unsigned own_sleeps, own_busy, own_tries;
 };
 
 static struct clgc__driver clgc__drivers[CLGC__MAX_PLATFORMS];
@@ -184,6 +193,8 @@ clgc__strategy_set(clgc_wait_strategy_t s)
         atomic_store(&d->prompt, 0);
         atomic_store(&d->late, 0);
         atomic_store(&d->suspect, 0);
+        atomic_store(&d->own, CLGC_WAIT_OWN_LEARNING);
+        d->own_sleeps = d->own_busy = d->own_tries = 0;
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&d->called, 0, __ATOMIC_RELAXED);
         memset(d->lateness, 0, sizeof d->lateness);
@@ -367,6 +378,48 @@ clgc__long_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int
+clgc__driver_own(int platform)
+{
+    const struct clgc__driver *d = &clgc__drivers[platform];
+
+    if (atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
+            CLGC_WAIT_LEARN ||
+        atomic_load_explicit(&d->learned, memory_order_relaxed) !=
+            CLGC_WAIT_DRIVER_LATE)
+        return CLGC_WAIT_OWN_AVOIDED;
+    return atomic_load_explicit(&d->own, memory_order_relaxed);
+}
+
+/* A wait handed to the driver's clWaitForEvents took wall ns, cpu ns of
+ * them in the thread's CPU. It slept if it spent under an eighth of it:
+ * PoCL's, which sleeps on a condition variable, spends 5 to 25 us on any
+ * wait, NVIDIA's 90% of it. Between the two, or shorter than
+ * CLGC__OWN_MIN_NS, the sample says nothing. */
+void
+clgc__driver_own_sample(int platform, long wall, long cpu)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    int own = CLGC_WAIT_OWN_LEARNING;
+
+    clgc__driver_lock(d);
+    if (atomic_load(&d->own) == CLGC_WAIT_OWN_LEARNING) {
+        d->own_tries++;
+        if (wall >= CLGC__OWN_MIN_NS && cpu * 4 >= wall)
+            d->own_busy++;
+        else if (wall >= CLGC__OWN_MIN_NS && cpu * 8 < wall)
+            d->own_sleeps++;
+        if (d->own_sleeps + d->own_busy >= CLGC__OWN_SAMPLES)
+            own = d->own_sleeps > d->own_busy ? CLGC_WAIT_OWN_USED
+                                              : CLGC_WAIT_OWN_AVOIDED;
+        else if (d->own_tries >= CLGC__OWN_TRIES)
+            own = CLGC_WAIT_OWN_AVOIDED;
+        if (own != CLGC_WAIT_OWN_LEARNING)
+            atomic_store(&d->own, own);
+    }
+    clgc__driver_unlock(d);
+}
+
 void
 clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
 {
@@ -380,6 +433,9 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     info->learned = (clgc_wait_driver_t)atomic_load(&d->learned);
     info->prompt = atomic_load(&d->prompt);
     info->late = atomic_load(&d->late);
+    info->own = (clgc_wait_own_t)atomic_load(&d->own);
+    info->own_sleeps = d->own_sleeps;
+    info->own_busy = d->own_busy;
     clgc__driver_unlock(d);
     qsort(l, n, sizeof(l[0]), clgc__long_cmp);
     info->lateness_ns = n > 0 ? l[n / 2] : -1;

@@ -318,6 +318,13 @@ void clgc__driver_lateness(int platform, long lateness);
 void clgc__driver_probe(int platform, uintptr_t key);
 /* key's callback came (after its poller returned, or not). */
 void clgc__driver_called(int platform, uintptr_t key);
+/* A late platform's own clWaitForEvents: CLGC_WAIT_OWN_USED if the
+ * synchronous waits should use it, _LEARNING if a wait should sample it,
+ * _AVOIDED otherwise (also when the platform is not learned late, or the
+ * strategy is forced). */
+int clgc__driver_own(int platform);
+/* A sample: a wait in it took wall ns, cpu ns of the thread's CPU. */
+void clgc__driver_own_sample(int platform, long wall, long cpu);
 void clgc__driver_info(int platform, clgc_wait_driver_info_t *info);
 void clgc__strategy_set(clgc_wait_strategy_t strategy);
 

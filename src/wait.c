@@ -27,7 +27,10 @@
  * waiter does not sleep until the callback: it looks at the events on a
  * backoff schedule (clgc__sleep_backoff), in futex sleeps that the
  * callback, still registered, ends at once. Such a wait's handle carries
- * its platform and a bit that has its callback report to the learner. */
+ * its platform and a bit that has its callback report to the learner.
+ * Where the late driver's own clWaitForEvents sleeps (event.c learns that
+ * too, from waits that hand it their rest: clgc__own_wait), the wait is
+ * that, with no looks to take CPU from the driver's threads. */
 
 #include <linux/futex.h>
 #include <pthread.h>
@@ -84,6 +87,11 @@ static __thread unsigned clgc__slot_hint;
 #define CLGC__BACKOFF_MIN_NS 10000L
 #define CLGC__BACKOFF_MAX_NS 1000000L
 #define CLGC__SLACK_NS 1000
+
+/* While a late platform's own clWaitForEvents is learned, how long a wait
+ * polls before it hands the rest to it: shorter waits (saxpy) never
+ * sample it, so they never spin in NVIDIA's. */
+#define CLGC__OWN_AFTER_NS 100000L
 
 struct clgc__wait_args {
     cl_uint n;
@@ -354,23 +362,33 @@ struct clgc__backstop {
     int registered;
 };
 
+/* How a wait on the backoff schedule ended. */
+enum clgc__backoff_end {
+    CLGC__BY_CALLBACK, /* the last callback fired */
+    CLGC__BY_LOOK,     /* the waiter's own look found the events done */
+    CLGC__HANDED_OVER  /* own_after passed: the driver's wait's turn */
+};
+
 /* The backoff schedule (CLGC__SPIN_NS and on): sleep until the last
  * callback has fired or the waiter's own look finds the events done,
- * whichever comes first. 1 if the look did. */
-static int
+ * whichever comes first, or, with own_after > 0, until the wait has
+ * lasted that long. */
+static enum clgc__backoff_end
 clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
-                    struct clgc__wait_args *a, struct clgc__backstop *b)
+                    struct clgc__wait_args *a, struct clgc__backstop *b,
+                    long own_after)
 {
     cl_uint n = a->n;
     const cl_event *events = a->events;
     long now, interval;
-    int slack, done = 0, refused = 0;
+    int slack, refused = 0;
+    enum clgc__backoff_end end = CLGC__BY_CALLBACK;
 
     do {
         if (clgc__slot_fired(w))
-            return 0;
+            return CLGC__BY_CALLBACK;
         if (clgc__events_done(n, events))
-            return 1;
+            return CLGC__BY_LOOK;
         now = clgc__now_ns();
     } while (now - a->start < CLGC__SPIN_NS);
     /* The kernel's timer slack (50 us by default) would add that much to
@@ -378,9 +396,13 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
     slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     if (slack > CLGC__SLACK_NS)
         prctl(PR_SET_TIMERSLACK, CLGC__SLACK_NS, 0, 0, 0);
-    while (!done) {
+    for (;;) {
         struct timespec ts;
 
+        if (own_after > 0 && now - a->start >= own_after) {
+            end = CLGC__HANDED_OVER;
+            break;
+        }
         interval = (now - a->start) / 8;
         if (interval < CLGC__BACKOFF_MIN_NS)
             interval = CLGC__BACKOFF_MIN_NS;
@@ -398,13 +420,16 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
         syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
         if (clgc__slot_fired(w))
             break;
-        done = clgc__events_done(n, events);
+        if (clgc__events_done(n, events)) {
+            end = CLGC__BY_LOOK;
+            break;
+        }
         now = clgc__now_ns();
         seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
     }
     if (slack > CLGC__SLACK_NS)
         prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0);
-    return done;
+    return end;
 }
 
 /* A sampling wait whose own look saw its commands complete before their
@@ -440,12 +465,14 @@ clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
 /* Sleep until the events are done: polls 0, register a callback on every
  * event and sleep until the last one; polls 1 or 2 (clgc__driver_polls),
  * poll on the backoff schedule with the callbacks as a backstop, which
- * teach the learner with polls 2. Returns the path, or
+ * teach the learner with polls 2. Returns the path; CLGC_WAIT_PATH_OWN if
+ * it polled for own_after (> 0) and handed over to the driver's wait; or
  * CLGC_WAIT_PATH_NONE if there was no slot, or if some event refused the
  * callback the sleep needed: the caller then falls back to the driver's
  * wait. */
 static clgc_wait_path_t
-clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform)
+clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
+                        long own_after)
 {
     clgc_wait_path_t path = CLGC_WAIT_PATH_CALLBACK;
     struct clgc__wait_slot *w = clgc__slot_take();
@@ -472,16 +499,51 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform)
     if (polls == 0) {
         if (!refused)
             clgc__sleep(w, seq, a->n, a->events);
-    } else if (clgc__sleep_backoff(w, seq, a, &b)) {
-        path = CLGC_WAIT_PATH_BACKOFF;
-        if (polls == 2 && !refused)
-            clgc__measure(w, platform, a->n, a->events);
-    } else if (polls == 2) {
-        clgc__driver_lateness(platform, 0);
+    } else {
+        switch (clgc__sleep_backoff(w, seq, a, &b, own_after)) {
+        case CLGC__BY_LOOK:
+            path = CLGC_WAIT_PATH_BACKOFF;
+            if (polls == 2 && !refused)
+                clgc__measure(w, platform, a->n, a->events);
+            break;
+        case CLGC__BY_CALLBACK:
+            if (polls == 2)
+                clgc__driver_lateness(platform, 0);
+            break;
+        case CLGC__HANDED_OVER:
+            path = CLGC_WAIT_PATH_OWN;
+            break;
+        }
     }
 out:
     clgc__slot_give_back(w, b.gen);
     return polls == 0 && refused ? CLGC_WAIT_PATH_NONE : path;
+}
+
+static long
+clgc__thread_cpu_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* The rest of the wait in the driver's clWaitForEvents, a sample of it
+ * while the platform's own wait is learned. */
+static void
+clgc__own_wait(struct clgc__wait_args *a, int platform, int sample)
+{
+    long t0 = 0, c0 = 0;
+
+    if (sample) {
+        t0 = clgc__now_ns();
+        c0 = clgc__thread_cpu_ns();
+    }
+    CLGC__CL(clWaitForEvents)(a->n, a->events);
+    if (sample)
+        clgc__driver_own_sample(platform, clgc__now_ns() - t0,
+                                clgc__thread_cpu_ns() - c0);
 }
 
 static void *
@@ -489,7 +551,7 @@ clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
-    int platform = 0, polls = 0;
+    int platform = 0, polls = 0, own;
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret != CL_SUCCESS)
@@ -498,9 +560,19 @@ clgc__wait_body(void *p)
         /* One platform: the flush refused events of two contexts. */
         platform = clgc__driver_of(a->events[0]);
         polls = clgc__driver_polls(platform);
+        own = polls == 1 ? clgc__driver_own(platform) : CLGC_WAIT_OWN_AVOIDED;
         if (polls == 0 && clgc__driver_resample(platform))
             polls = 2;
-        path = clgc__sleep_until_fired(a, polls, platform);
+        if (own == CLGC_WAIT_OWN_USED) {
+            clgc__own_wait(a, platform, 0);
+            path = CLGC_WAIT_PATH_OWN;
+        } else {
+            path = clgc__sleep_until_fired(
+                a, polls, platform,
+                own == CLGC_WAIT_OWN_LEARNING ? CLGC__OWN_AFTER_NS : 0);
+            if (path == CLGC_WAIT_PATH_OWN)
+                clgc__own_wait(a, platform, 1);
+        }
         if (path == CLGC_WAIT_PATH_NONE) {
             CLGC__CL(clWaitForEvents)(a->n, a->events);
             path = CLGC_WAIT_PATH_BLOCKING;

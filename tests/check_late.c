@@ -1,11 +1,12 @@
 /* Waits and notifications on a driver whose callbacks come late, over the
  * real PoCL: the program is linked with the late-callback vehicle
- * (tests/latecb.c), whose clSetEventCallback libclgc's calls reach before
- * the loader's. Each test sets the vehicle's delay itself: 0 (callbacks
- * untouched, PoCL as it is), a delay, or held until the test releases
- * them, which makes "the wait ended by its own look" and "the watcher
- * delivered it" certain rather than likely: a callback that is held
- * cannot have done it. Nothing here measures time. */
+ * (tests/latecb.c), whose clSetEventCallback and clWaitForEvents libclgc's
+ * calls reach before the loader's. Each test sets the vehicle's delay
+ * itself: 0 (callbacks untouched, PoCL as it is), a delay, or held until
+ * the test releases them, which makes "the wait ended by its own look"
+ * and "the watcher delivered it" certain rather than likely: a callback
+ * that is held cannot have done it; and, where it matters, whether
+ * clWaitForEvents busy-waits. Nothing here measures time. */
 
 #define _GNU_SOURCE
 #include <poll.h>
@@ -33,21 +34,27 @@ launch(struct test_device *d, int n)
     return done;
 }
 
-static clgc_wait_driver_t
-learned(struct test_device *d)
+/* What clgc learned of the device's platform. */
+static clgc_wait_driver_info_t
+driver(struct test_device *d)
 {
     clgc_wait_driver_info_t info;
 
     ck_assert_int_eq(clgc_wait_driver_info(d->platform, &info), CLGC_OK);
-    return info.learned;
+    return info;
+}
+
+static clgc_wait_driver_t
+learned(struct test_device *d)
+{
+    return driver(d).learned;
 }
 
 static unsigned
 samples(struct test_device *d)
 {
-    clgc_wait_driver_info_t info;
+    clgc_wait_driver_info_t info = driver(d);
 
-    ck_assert_int_eq(clgc_wait_driver_info(d->platform, &info), CLGC_OK);
     return info.prompt + info.late;
 }
 
@@ -79,6 +86,7 @@ release_all(void)
 struct gate {
     cl_event event;
     pid_t waiter;
+    cl_int status; /* what it is set to */
 };
 
 static void *
@@ -88,16 +96,17 @@ open_when_asleep(void *arg)
 
     while (!test_sleeps_in_futex(g->waiter))
         sched_yield();
-    clSetUserEventStatus(g->event, CL_COMPLETE);
+    clgc_clSetUserEventStatus(g->event, g->status);
     return NULL;
 }
 
 /* Wait for a kernel that starts only once the waiter sleeps (so its first
- * looks cannot see it done), and return how the wait ended. */
+ * looks cannot see it done), or fails then with a gate set to status < 0;
+ * check what the wait returns, and return how it ended. */
 static clgc_wait_path_t
-wait_gated(struct test_device *d)
+wait_gated_to(struct test_device *d, cl_int status)
 {
-    struct gate g = {NULL, gettid()};
+    struct gate g = {NULL, gettid(), status};
     size_t global = 64;
     int n = 2000;
     pthread_t t;
@@ -111,11 +120,34 @@ wait_gated(struct test_device *d)
                                             &global, NULL, 1, &g.event, &ev),
                      CL_SUCCESS);
     ck_assert_int_eq(pthread_create(&t, NULL, open_when_asleep, &g), 0);
-    ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_for_events(1, &ev),
+                     status < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+                                : CL_SUCCESS);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     clReleaseEvent(ev);
     clReleaseEvent(g.event);
     return clgc_wait_last_path();
+}
+
+static clgc_wait_path_t
+wait_gated(struct test_device *d)
+{
+    return wait_gated_to(d, CL_COMPLETE);
+}
+
+/* Wait for kernels of a few milliseconds on a platform learned late until
+ * clgc has learned its own clWaitForEvents: each polls for 100 us, then
+ * is a sample of it. A bound on the waits, not a time (32 sampled waits
+ * decide in any case). */
+static void
+learn_own(struct test_device *d)
+{
+    for (int i = 0; i < 64 && driver(d).own == CLGC_WAIT_OWN_LEARNING; i++) {
+        cl_event ev = launch(d, 1000000);
+
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+    }
 }
 
 /* PoCL calls back at once: learned prompt, and waits then sleep until
@@ -130,7 +162,7 @@ START_TEST(pocl_is_learned_prompt)
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LEARNING);
     learn(&d);
-    ck_assert_int_eq(clgc_wait_driver_info(d.platform, &info), CLGC_OK);
+    info = driver(&d);
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_PROMPT);
     ck_assert_int_eq(info.strategy, CLGC_WAIT_CALLBACK);
     ck_assert_uint_gt(info.prompt, info.late);
@@ -228,14 +260,20 @@ START_TEST(late_callbacks_are_learned_late)
     clgc_wait_driver_info_t info;
 
     latecb_set_ms(20);
+    latecb_set_busy_wait(1);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     learn(&d);
-    ck_assert_int_eq(clgc_wait_driver_info(d.platform, &info), CLGC_OK);
+    info = driver(&d);
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LATE);
     ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF);
     ck_assert_uint_gt(info.late, info.prompt);
     ck_assert_int_ge(info.lateness_ns, 1000000L);
+    /* Its clWaitForEvents busy-waits, as NVIDIA's does: avoided. */
+    learn_own(&d);
+    info = driver(&d);
+    ck_assert_int_eq(info.own, CLGC_WAIT_OWN_AVOIDED);
+    ck_assert_uint_gt(info.own_busy, info.own_sleeps);
 
     /* The waits now end by their own look: with the callbacks held, they
      * cannot end any other way. */
@@ -247,6 +285,44 @@ START_TEST(late_callbacks_are_learned_late)
     ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
     release_all();
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    latecb_set_busy_wait(0);
+    test_device_close(&d);
+}
+END_TEST
+
+/* A late driver whose own clWaitForEvents sleeps (PoCL's, under the
+ * vehicle's late callbacks) is learned so, and the waits then end in it:
+ * with the callbacks held, and no look of clgc's, even one whose kernel
+ * starts only once the waiter sleeps; a gate that fails ends it too.
+ * CLGC_WAIT_LEARN forgets it with the rest. */
+START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
+{
+    struct test_device d;
+    clgc_wait_driver_info_t info;
+
+    latecb_set_ms(20);
+    latecb_set_busy_wait(0);
+    test_device_open(&d, 64);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    learn(&d);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    ck_assert_int_eq(driver(&d).own, CLGC_WAIT_OWN_LEARNING);
+    learn_own(&d);
+    info = driver(&d);
+    ck_assert_int_eq(info.own, CLGC_WAIT_OWN_USED);
+    ck_assert_uint_gt(info.own_sleeps, info.own_busy);
+    ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF); /* the watcher's */
+
+    latecb_set_ms(-1);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_OWN);
+    ck_assert_int_eq(wait_gated_to(&d, -5), CLGC_WAIT_PATH_OWN);
+    release_all();
+
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    info = driver(&d);
+    ck_assert_int_eq(info.own, CLGC_WAIT_OWN_LEARNING);
+    ck_assert_uint_eq(info.own_sleeps + info.own_busy, 0);
     test_device_close(&d);
 }
 END_TEST
@@ -258,12 +334,16 @@ START_TEST(held_callbacks_are_learned_late)
     struct test_device d;
 
     latecb_set_ms(-1);
+    latecb_set_busy_wait(1);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     learn(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    learn_own(&d);
+    ck_assert_int_eq(driver(&d).own, CLGC_WAIT_OWN_AVOIDED);
     ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
     release_all();
+    latecb_set_busy_wait(0);
     test_device_close(&d);
 }
 END_TEST
@@ -395,6 +475,7 @@ START_TEST(bad_input_is_refused)
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LEARNING);
     ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF);
     ck_assert_int_eq(info.lateness_ns, -1);
+    ck_assert_int_eq(info.own, CLGC_WAIT_OWN_LEARNING);
 }
 END_TEST
 
@@ -414,6 +495,7 @@ main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, pocl_is_learned_prompt);
     tcase_add_test(tc, late_callbacks_are_learned_late);
+    tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, a_prompt_platform_that_turns_late_is_learned_late);
     tcase_add_test(tc, a_late_command_in_every_four_turns_the_platform_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);

@@ -1,4 +1,5 @@
-/* A late-callback driver over the real one (tests/latecb.h).
+/* A late-callback driver over the real one (tests/latecb.h), with
+ * NVIDIA's busy clWaitForEvents if asked.
  *
  * The trampoline the driver calls only queues the callback: the delivery
  * thread calls it when it is due. One thread delivers them all, in order,
@@ -34,7 +35,9 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct late *head, *tail; /* made by the driver, not delivered */
 static int releasing, running;
 static atomic_long delay_ms, held, delivered, unmade;
+static atomic_int busy_wait;
 static cl_int(CL_API_CALL *real)(cl_event, cl_int, event_fn, void *);
+static cl_int(CL_API_CALL *real_wait)(cl_uint, const cl_event *);
 
 static long
 now_ns(void)
@@ -89,9 +92,14 @@ init(void)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&cond, &attr);
     pthread_condattr_destroy(&attr);
+    const char *busy = getenv("CLGC_TEST_LATE_BUSY_WAIT");
+
     *(void **)&real = dlsym(RTLD_NEXT, "clSetEventCallback");
+    *(void **)&real_wait = dlsym(RTLD_NEXT, "clWaitForEvents");
     if (ms != NULL)
         atomic_store(&delay_ms, atol(ms));
+    if (busy != NULL)
+        atomic_store(&busy_wait, atoi(busy));
 }
 
 /* The driver's callback: on its thread, or inline in the registration. */
@@ -153,6 +161,45 @@ clSetEventCallback(cl_event event, cl_int type, event_fn fn, void *data)
         free(l);
     }
     return err;
+}
+
+cl_int CL_API_CALL
+clWaitForEvents(cl_uint n, const cl_event *events)
+{
+    int failed = 0;
+
+    pthread_once(&once, init);
+    if (real_wait == NULL)
+        return CL_INVALID_OPERATION;
+    if (!atomic_load(&busy_wait) || n == 0 || events == NULL)
+        return real_wait(n, events);
+    for (cl_uint i = 0; i < n; i++) {
+        cl_command_queue queue = NULL;
+
+        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_QUEUE, sizeof(queue),
+                           &queue, NULL) != CL_SUCCESS)
+            return CL_INVALID_EVENT;
+        if (queue != NULL)
+            clFlush(queue);
+    }
+    for (cl_uint i = 0; i < n; i++) {
+        cl_int status;
+
+        do {
+            if (clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                               sizeof(status), &status, NULL) != CL_SUCCESS)
+                return CL_INVALID_EVENT;
+        } while (status > CL_COMPLETE);
+        failed |= status < 0;
+    }
+    return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+void
+latecb_set_busy_wait(int busy)
+{
+    pthread_once(&once, init);
+    atomic_store(&busy_wait, busy);
 }
 
 void

@@ -32,4 +32,12 @@ long latecb_delivered(void);
  * have returned. Not from a callback. */
 void latecb_release(void);
 
+/* Whether clWaitForEvents busy-waits, as NVIDIA's does (a waiter's CPU
+ * equals its wall time), rather than sleeping in the driver's, as PoCL's
+ * does: the vehicle defines clWaitForEvents too, which with busy != 0
+ * flushes the events' queues and reads their status until every one is
+ * complete or failed. CLGC_TEST_LATE_BUSY_WAIT=1 sets it at the first
+ * registration or wait. Any thread. */
+void latecb_set_busy_wait(int busy);
+
 #endif /* CLGC_TESTS_LATECB_H */

@@ -87,7 +87,9 @@ typedef enum clgc_wait_path {
     CLGC_WAIT_PATH_POLL,     /* done within the polling budget */
     CLGC_WAIT_PATH_CALLBACK, /* slept until the driver's callback woke it */
     CLGC_WAIT_PATH_BLOCKING, /* CLGC_WAIT_BLOCKING, or a fallback */
-    CLGC_WAIT_PATH_BACKOFF   /* its own look, on the backoff schedule */
+    CLGC_WAIT_PATH_BACKOFF,  /* its own look, on the backoff schedule */
+    CLGC_WAIT_PATH_OWN       /* the driver's clWaitForEvents, on a late
+                                platform where it sleeps (clgc_wait_own_t) */
 } clgc_wait_path_t;
 
 CLGC_EXTERN clgc_wait_path_t clgc_wait_last_path(void);
@@ -136,10 +138,29 @@ typedef enum clgc_wait_driver {
                                   or 3 of 8 later ones did */
 } clgc_wait_driver_t;
 
+/* What clgc learned of a late platform's own clWaitForEvents. Where it
+ * sleeps, a synchronous wait is better off in it (inside the safe region)
+ * than polling, whose looks take CPU from the driver's threads; where it
+ * busy-waits (NVIDIA's), the backoff schedule costs a fraction of its
+ * CPU. While it is learned, a wait on a late platform that has polled for
+ * 100 us hands the rest of the wait to clWaitForEvents and measures it:
+ * 400 us or more of it at under an eighth of that in the thread's CPU is
+ * a sample that it sleeps; a quarter or more in CPU, that it busy-waits.
+ * 4 such samples decide; 32 sampled waits without them leave it avoided.
+ * (clgc takes a driver's wait that sleeps to wake when the command is
+ * done, as PoCL's does; one that slept until its late callbacks would be
+ * used all the same: CLGC_WAIT_STRATEGY=backoff keeps to polling.) */
+typedef enum clgc_wait_own {
+    CLGC_WAIT_OWN_LEARNING, /* not known yet (or not asked: not late) */
+    CLGC_WAIT_OWN_USED,     /* it sleeps: the synchronous waits use it */
+    CLGC_WAIT_OWN_AVOIDED   /* it busy-waits, or could not be told */
+} clgc_wait_own_t;
+
 typedef struct clgc_wait_driver_info {
     clgc_wait_driver_t learned;
     /* What waits on the platform do now: CLGC_WAIT_CALLBACK or
-     * CLGC_WAIT_BACKOFF (the strategy set, or what was learned). */
+     * CLGC_WAIT_BACKOFF (the strategy set, or what was learned; with own
+     * CLGC_WAIT_OWN_USED the synchronous waits use the driver's wait). */
     clgc_wait_strategy_t strategy;
     unsigned prompt, late; /* samples of each kind so far */
     /* The median lateness of the last 8 samples, in ns: how long after a
@@ -147,6 +168,9 @@ typedef struct clgc_wait_driver_info {
      * that came first; for one that had not come when the next poll
      * looked, the time until then). -1 without samples. */
     long lateness_ns;
+    /* Its own clWaitForEvents, and the samples of it: slept, busy. */
+    clgc_wait_own_t own;
+    unsigned own_sleeps, own_busy;
 } clgc_wait_driver_info_t;
 
 /* Fill *info with what clgc learned of platform's callbacks. Platforms of

@@ -87,6 +87,7 @@ struct gate {
     cl_event event;
     pid_t waiter;
     cl_int status; /* what it is set to */
+    int own;       /* only once the waiter is in clWaitForEvents */
 };
 
 static void *
@@ -94,19 +95,21 @@ open_when_asleep(void *arg)
 {
     struct gate *g = arg;
 
-    while (!test_sleeps_in_futex(g->waiter))
+    while (!test_sleeps_in_futex(g->waiter) ||
+           (g->own && latecb_waiting() == 0))
         sched_yield();
     clgc_clSetUserEventStatus(g->event, g->status);
     return NULL;
 }
 
 /* Wait for a kernel that starts only once the waiter sleeps (so its first
- * looks cannot see it done), or fails then with a gate set to status < 0;
+ * looks cannot see it done), or fails then with a gate set to status < 0,
+ * and with own, only once it sleeps in the driver's clWaitForEvents;
  * check what the wait returns, and return how it ended. */
 static clgc_wait_path_t
-wait_gated_to(struct test_device *d, cl_int status)
+wait_gated_to(struct test_device *d, cl_int status, int own)
 {
-    struct gate g = {NULL, gettid(), status};
+    struct gate g = {NULL, gettid(), status, own};
     size_t global = 64;
     int n = 2000;
     pthread_t t;
@@ -132,7 +135,7 @@ wait_gated_to(struct test_device *d, cl_int status)
 static clgc_wait_path_t
 wait_gated(struct test_device *d)
 {
-    return wait_gated_to(d, CL_COMPLETE);
+    return wait_gated_to(d, CL_COMPLETE, 0);
 }
 
 /* Wait for kernels of a few milliseconds on a platform learned late until
@@ -315,8 +318,8 @@ START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
 
     latecb_set_ms(-1);
     for (int i = 0; i < 5; i++)
-        ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_OWN);
-    ck_assert_int_eq(wait_gated_to(&d, -5), CLGC_WAIT_PATH_OWN);
+        ck_assert_int_eq(wait_gated_to(&d, CL_COMPLETE, 1), CLGC_WAIT_PATH_OWN);
+    ck_assert_int_eq(wait_gated_to(&d, -5, 1), CLGC_WAIT_PATH_OWN);
     release_all();
 
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
@@ -324,6 +327,62 @@ START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
     ck_assert_int_eq(info.own, CLGC_WAIT_OWN_LEARNING);
     ck_assert_uint_eq(info.own_sleeps + info.own_busy, 0);
     test_device_close(&d);
+}
+END_TEST
+
+/* A thread that waits, on a queue of its own, until the own wait is
+ * known (a bound on the waits), and counts the waits that failed. */
+struct own_waiter {
+    struct test_device d;
+    pthread_t thread;
+    int failed;
+};
+
+static void *
+wait_until_own_known(void *p)
+{
+    struct own_waiter *w = p;
+
+    for (int i = 0; i < 64 && driver(&w->d).own == CLGC_WAIT_OWN_LEARNING;
+         i++) {
+        cl_event ev = launch(&w->d, 1000000);
+
+        w->failed += clgc_wait_for_events(1, &ev) != CL_SUCCESS;
+        clReleaseEvent(ev);
+    }
+    return NULL;
+}
+
+/* Four threads wait at once while the own wait is learned: every wait
+ * succeeds, and their samples, counted under the learner's lock, decide
+ * it once: exactly 4 conclusive ones, whichever threads left them. */
+START_TEST(the_own_wait_is_learned_from_many_threads)
+{
+    struct own_waiter w[4];
+    clgc_wait_driver_info_t info;
+
+    latecb_set_ms(20);
+    latecb_set_busy_wait(0);
+    for (int i = 0; i < 4; i++)
+        test_device_open(&w[i].d, 64);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    learn(&w[0].d);
+    ck_assert_int_eq(learned(&w[0].d), CLGC_WAIT_DRIVER_LATE);
+    for (int i = 0; i < 4; i++) {
+        w[i].failed = 0;
+        ck_assert_int_eq(
+            pthread_create(&w[i].thread, NULL, wait_until_own_known, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(pthread_join(w[i].thread, NULL), 0);
+        ck_assert_int_eq(w[i].failed, 0);
+    }
+    info = driver(&w[0].d);
+    ck_assert_int_eq(info.own, CLGC_WAIT_OWN_USED);
+    ck_assert_uint_eq(info.own_sleeps + info.own_busy, 4);
+    release_all();
+    for (int i = 0; i < 4; i++)
+        test_device_close(&w[i].d);
 }
 END_TEST
 
@@ -496,6 +555,7 @@ main(void)
     tcase_add_test(tc, pocl_is_learned_prompt);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
+    tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);
     tcase_add_test(tc, a_prompt_platform_that_turns_late_is_learned_late);
     tcase_add_test(tc, a_late_command_in_every_four_turns_the_platform_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);

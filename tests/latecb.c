@@ -34,7 +34,7 @@ static pthread_cond_t cond; /* on the monotonic clock */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct late *head, *tail; /* made by the driver, not delivered */
 static int releasing, running;
-static atomic_long delay_ms, held, delivered, unmade;
+static atomic_long delay_ms, held, delivered, unmade, waiting;
 static atomic_int busy_wait;
 static cl_int(CL_API_CALL *real)(cl_event, cl_int, event_fn, void *);
 static cl_int(CL_API_CALL *real_wait)(cl_uint, const cl_event *);
@@ -163,16 +163,11 @@ clSetEventCallback(cl_event event, cl_int type, event_fn fn, void *data)
     return err;
 }
 
-cl_int CL_API_CALL
-clWaitForEvents(cl_uint n, const cl_event *events)
+static cl_int
+busy_wait_for(cl_uint n, const cl_event *events)
 {
     int failed = 0;
 
-    pthread_once(&once, init);
-    if (real_wait == NULL)
-        return CL_INVALID_OPERATION;
-    if (!atomic_load(&busy_wait) || n == 0 || events == NULL)
-        return real_wait(n, events);
     for (cl_uint i = 0; i < n; i++) {
         cl_command_queue queue = NULL;
 
@@ -193,6 +188,29 @@ clWaitForEvents(cl_uint n, const cl_event *events)
         failed |= status < 0;
     }
     return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+cl_int CL_API_CALL
+clWaitForEvents(cl_uint n, const cl_event *events)
+{
+    cl_int err;
+
+    pthread_once(&once, init);
+    if (real_wait == NULL)
+        return CL_INVALID_OPERATION;
+    atomic_fetch_add(&waiting, 1);
+    if (atomic_load(&busy_wait) && n > 0 && events != NULL)
+        err = busy_wait_for(n, events);
+    else
+        err = real_wait(n, events);
+    atomic_fetch_sub(&waiting, 1);
+    return err;
+}
+
+long
+latecb_waiting(void)
+{
+    return atomic_load(&waiting);
 }
 
 void

@@ -40,4 +40,7 @@ void latecb_release(void);
  * registration or wait. Any thread. */
 void latecb_set_busy_wait(int busy);
 
+/* How many threads are inside clWaitForEvents now. Any thread. */
+long latecb_waiting(void);
+
 #endif /* CLGC_TESTS_LATECB_H */

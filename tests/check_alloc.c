@@ -1,4 +1,6 @@
-/* clgc_wait_for_events allocates nothing on the heap, on any path.
+/* clgc_wait_for_events allocates nothing on the heap, on any path
+ * (the driver's own wait on a late platform too, with the late-callback
+ * vehicle linked in; it passes everything through until a test sets it).
  *
  * The program counts the allocations made by code in libclgc, by defining
  * malloc, calloc and realloc here and looking at their caller. A positive
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "latecb.h"
 #include "testutil.h"
 
 static atomic_int counting;
@@ -125,6 +128,36 @@ START_TEST(waits_allocate_nothing)
 }
 END_TEST
 
+/* The driver's own wait, on a late platform where it sleeps, allocates
+ * nothing of clgc's either: PoCL under the late-callback vehicle
+ * (tests/latecb.c, linked in) is learned late and its own wait used,
+ * then 200 waits end in it. */
+START_TEST(own_waits_allocate_nothing)
+{
+    struct test_device d;
+    int own = 0;
+
+    latecb_set_ms(20);
+    test_device_open(&d, 64);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    test_learn_driver(&d);
+    test_learn_own_wait(&d);
+    ck_assert_int_eq(test_driver_info(&d).own, CLGC_WAIT_OWN_USED);
+    for (int i = 0; i < 200; i++) {
+        cl_event ev = test_launch(&d, 2000);
+
+        atomic_store(&counting, 1);
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        atomic_store(&counting, 0);
+        own += clgc_wait_last_path() == CLGC_WAIT_PATH_OWN;
+        clReleaseEvent(ev);
+    }
+    ck_assert_int_gt(own, 0);
+    ck_assert_int_eq(atomic_load(&clgc_allocations), 0);
+    test_device_close(&d);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -141,6 +174,8 @@ main(void)
     tc = tcase_create("wait");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, waits_allocate_nothing);
+    test_add_pocl_test(tc, own_waits_allocate_nothing,
+                       "a clWaitForEvents that sleeps, as PoCL's does");
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

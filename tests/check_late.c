@@ -21,55 +21,18 @@
 #include "latecb.h"
 #include "testutil.h"
 
-static cl_event
-launch(struct test_device *d, int n)
-{
-    size_t global = 64;
-    cl_event done;
-
-    ck_assert_int_eq(clSetKernelArg(d->kernel, 1, sizeof(n), &n), 0);
-    ck_assert_int_eq(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, NULL,
-                                            &global, NULL, 0, NULL, &done),
-                     CL_SUCCESS);
-    return done;
-}
-
-/* What clgc learned of the device's platform. */
-static clgc_wait_driver_info_t
-driver(struct test_device *d)
-{
-    clgc_wait_driver_info_t info;
-
-    ck_assert_int_eq(clgc_wait_driver_info(d->platform, &info), CLGC_OK);
-    return info;
-}
-
 static clgc_wait_driver_t
 learned(struct test_device *d)
 {
-    return driver(d).learned;
+    return test_driver_info(d).learned;
 }
 
 static unsigned
 samples(struct test_device *d)
 {
-    clgc_wait_driver_info_t info = driver(d);
+    clgc_wait_driver_info_t info = test_driver_info(d);
 
     return info.prompt + info.late;
-}
-
-/* Wait for short kernels until clgc has learned the platform (a bound,
- * not a time: each wait that polls while learning is a sample or leaves
- * one for later). Every wait must succeed. */
-static void
-learn(struct test_device *d)
-{
-    for (int i = 0; i < 20000 && learned(d) == CLGC_WAIT_DRIVER_LEARNING; i++) {
-        cl_event ev = launch(d, 2000);
-
-        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
-        clReleaseEvent(ev);
-    }
 }
 
 /* Every callback registered is made by the driver (the commands all
@@ -138,21 +101,6 @@ wait_gated(struct test_device *d)
     return wait_gated_to(d, CL_COMPLETE, 0);
 }
 
-/* Wait for kernels of a few milliseconds on a platform learned late until
- * clgc has learned its own clWaitForEvents: each polls for 100 us, then
- * is a sample of it. A bound on the waits, not a time (32 sampled waits
- * decide in any case). */
-static void
-learn_own(struct test_device *d)
-{
-    for (int i = 0; i < 64 && driver(d).own == CLGC_WAIT_OWN_LEARNING; i++) {
-        cl_event ev = launch(d, 1000000);
-
-        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
-        clReleaseEvent(ev);
-    }
-}
-
 /* PoCL calls back at once: learned prompt, and waits then sleep until
  * the callback, as they did before clgc learned anything. */
 START_TEST(pocl_is_learned_prompt)
@@ -164,8 +112,8 @@ START_TEST(pocl_is_learned_prompt)
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LEARNING);
-    learn(&d);
-    info = driver(&d);
+    test_learn_driver(&d);
+    info = test_driver_info(&d);
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_PROMPT);
     ck_assert_int_eq(info.strategy, CLGC_WAIT_CALLBACK);
     ck_assert_uint_gt(info.prompt, info.late);
@@ -194,11 +142,11 @@ START_TEST(a_prompt_platform_that_turns_late_is_learned_late)
     latecb_set_ms(0);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    learn(&d);
+    test_learn_driver(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
     latecb_set_ms(20);
     for (; waits < 2000 && learned(&d) == CLGC_WAIT_DRIVER_PROMPT; waits++) {
-        cl_event ev = launch(&d, 2000);
+        cl_event ev = test_launch(&d, 2000);
 
         ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
         clReleaseEvent(ev);
@@ -208,7 +156,7 @@ START_TEST(a_prompt_platform_that_turns_late_is_learned_late)
      * off again) do not turn it back. */
     latecb_set_ms(0);
     for (int i = 0; i < 64; i++) {
-        cl_event ev = launch(&d, 2000);
+        cl_event ev = test_launch(&d, 2000);
 
         ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
         clReleaseEvent(ev);
@@ -235,14 +183,14 @@ START_TEST(a_late_command_in_every_four_turns_the_platform_late)
     latecb_set_ms(0);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    learn(&d);
+    test_learn_driver(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
     for (; waits < 4000 && learned(&d) == CLGC_WAIT_DRIVER_PROMPT; waits++) {
         unsigned before = samples(&d);
         cl_event ev;
 
         latecb_set_ms(last >= 0 && (waits - last) % 4 == 2 ? 20 : 0);
-        ev = launch(&d, 2000);
+        ev = test_launch(&d, 2000);
         ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
         clReleaseEvent(ev);
         if (samples(&d) != before)
@@ -266,15 +214,15 @@ START_TEST(late_callbacks_are_learned_late)
     latecb_set_busy_wait(1);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    learn(&d);
-    info = driver(&d);
+    test_learn_driver(&d);
+    info = test_driver_info(&d);
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LATE);
     ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF);
     ck_assert_uint_gt(info.late, info.prompt);
     ck_assert_int_ge(info.lateness_ns, 1000000L);
     /* Its clWaitForEvents busy-waits, as NVIDIA's does: avoided. */
-    learn_own(&d);
-    info = driver(&d);
+    test_learn_own_wait(&d);
+    info = test_driver_info(&d);
     ck_assert_int_eq(info.own, CLGC_WAIT_OWN_AVOIDED);
     ck_assert_uint_gt(info.own_busy, info.own_sleeps);
 
@@ -307,11 +255,11 @@ START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
     latecb_set_busy_wait(0);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    learn(&d);
+    test_learn_driver(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
-    ck_assert_int_eq(driver(&d).own, CLGC_WAIT_OWN_LEARNING);
-    learn_own(&d);
-    info = driver(&d);
+    ck_assert_int_eq(test_driver_info(&d).own, CLGC_WAIT_OWN_LEARNING);
+    test_learn_own_wait(&d);
+    info = test_driver_info(&d);
     ck_assert_int_eq(info.own, CLGC_WAIT_OWN_USED);
     ck_assert_uint_gt(info.own_sleeps, info.own_busy);
     ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF); /* the watcher's */
@@ -323,7 +271,7 @@ START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
     release_all();
 
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    info = driver(&d);
+    info = test_driver_info(&d);
     ck_assert_int_eq(info.own, CLGC_WAIT_OWN_LEARNING);
     ck_assert_uint_eq(info.own_sleeps + info.own_busy, 0);
     test_device_close(&d);
@@ -343,9 +291,9 @@ wait_until_own_known(void *p)
 {
     struct own_waiter *w = p;
 
-    for (int i = 0; i < 64 && driver(&w->d).own == CLGC_WAIT_OWN_LEARNING;
-         i++) {
-        cl_event ev = launch(&w->d, 1000000);
+    for (int i = 0;
+         i < 64 && test_driver_info(&w->d).own == CLGC_WAIT_OWN_LEARNING; i++) {
+        cl_event ev = test_launch(&w->d, 1000000);
 
         w->failed += clgc_wait_for_events(1, &ev) != CL_SUCCESS;
         clReleaseEvent(ev);
@@ -366,7 +314,7 @@ START_TEST(the_own_wait_is_learned_from_many_threads)
     for (int i = 0; i < 4; i++)
         test_device_open(&w[i].d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    learn(&w[0].d);
+    test_learn_driver(&w[0].d);
     ck_assert_int_eq(learned(&w[0].d), CLGC_WAIT_DRIVER_LATE);
     for (int i = 0; i < 4; i++) {
         w[i].failed = 0;
@@ -377,7 +325,7 @@ START_TEST(the_own_wait_is_learned_from_many_threads)
         ck_assert_int_eq(pthread_join(w[i].thread, NULL), 0);
         ck_assert_int_eq(w[i].failed, 0);
     }
-    info = driver(&w[0].d);
+    info = test_driver_info(&w[0].d);
     ck_assert_int_eq(info.own, CLGC_WAIT_OWN_USED);
     ck_assert_uint_eq(info.own_sleeps + info.own_busy, 4);
     release_all();
@@ -396,10 +344,10 @@ START_TEST(held_callbacks_are_learned_late)
     latecb_set_busy_wait(1);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    learn(&d);
+    test_learn_driver(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
-    learn_own(&d);
-    ck_assert_int_eq(driver(&d).own, CLGC_WAIT_OWN_AVOIDED);
+    test_learn_own_wait(&d);
+    ck_assert_int_eq(test_driver_info(&d).own, CLGC_WAIT_OWN_AVOIDED);
     ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
     release_all();
     latecb_set_busy_wait(0);
@@ -450,9 +398,9 @@ deliveries_without_callbacks(struct test_device *d)
     atomic_store(&delivered_before, latecb_delivered());
     sem_init(&ran_sem, 0, 0);
     ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
-    e1 = launch(d, 20000);
-    e2 = launch(d, 20000);
-    e3 = launch(d, 20000);
+    e1 = test_launch(d, 20000);
+    e2 = test_launch(d, 20000);
+    e3 = test_launch(d, 20000);
     ck_assert_int_eq(clgc_event_notify(e1, CLGC_NOTIFY_RAW, note, &s1),
                      CL_SUCCESS);
     ck_assert_int_eq(clgc_event_post(e2, q, note, &s2), CL_SUCCESS);
@@ -491,7 +439,7 @@ START_TEST(the_watcher_delivers_on_a_late_platform)
     latecb_set_ms(20);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    learn(&d);
+    test_learn_driver(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
     deliveries_without_callbacks(&d);
     test_device_close(&d);

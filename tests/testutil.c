@@ -349,3 +349,55 @@ test_device_close(struct test_device *d)
     clReleaseCommandQueue(d->queue);
     clReleaseContext(d->context);
 }
+
+cl_event
+test_launch(struct test_device *d, int n)
+{
+    size_t global = 64;
+    cl_event done;
+
+    ck_assert_int_eq(clSetKernelArg(d->kernel, 1, sizeof(n), &n), 0);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, NULL,
+                                            &global, NULL, 0, NULL, &done),
+                     CL_SUCCESS);
+    return done;
+}
+
+clgc_wait_driver_info_t
+test_driver_info(struct test_device *d)
+{
+    clgc_wait_driver_info_t info;
+
+    ck_assert_int_eq(clgc_wait_driver_info(d->platform, &info), CLGC_OK);
+    return info;
+}
+
+/* Wait for n-trip kernels while the platform's callbacks (own: its own
+ * wait) are still learned, at most bound times. */
+static void
+wait_while_learning(struct test_device *d, int n, int bound, int own)
+{
+    for (int i = 0; i < bound; i++) {
+        clgc_wait_driver_info_t info = test_driver_info(d);
+        cl_event ev;
+
+        if (own ? info.own != CLGC_WAIT_OWN_LEARNING
+                : info.learned != CLGC_WAIT_DRIVER_LEARNING)
+            return;
+        ev = test_launch(d, n);
+        ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+    }
+}
+
+void
+test_learn_driver(struct test_device *d)
+{
+    wait_while_learning(d, 2000, 20000, 0);
+}
+
+void
+test_learn_own_wait(struct test_device *d)
+{
+    wait_while_learning(d, 1000000, 64, 1);
+}

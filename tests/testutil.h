@@ -128,4 +128,21 @@ struct test_device {
 void test_device_open(struct test_device *d, size_t nfloats);
 void test_device_close(struct test_device *d);
 
+/* Launch the kernel over 64 items (the device needs 64 floats), n trips
+ * of its loop each (2000: a short kernel; 1000000: a few ms), flushed
+ * by nobody. Its event. */
+cl_event test_launch(struct test_device *d, int n);
+
+/* What clgc learned of the device's platform (clgc_wait_driver_info). */
+clgc_wait_driver_info_t test_driver_info(struct test_device *d);
+
+/* Wait for short kernels until clgc has learned the platform's callbacks
+ * (a bound, not a time: each wait that polls while learning is a sample
+ * or leaves one for later), then, on one learned late, for kernels of a
+ * few milliseconds until it has learned its own clWaitForEvents (each
+ * polls 100 us, then is a sample of it; 32 such decide in any case).
+ * Every wait must succeed. */
+void test_learn_driver(struct test_device *d);
+void test_learn_own_wait(struct test_device *d);
+
 #endif /* CLGC_TESTUTIL_H */

@@ -153,15 +153,6 @@ clgc__strategy_init(void)
         atomic_store(&clgc__strategy, CLGC_WAIT_BACKOFF);
 }
 
-static long
-clgc__driver_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 static void
 clgc__driver_lock(struct clgc__driver *d)
 {
@@ -242,7 +233,9 @@ clgc__random(void)
     static __thread uint32_t x;
 
     if (CLGC_UNLIKELY(x == 0))
-        x = ((uint32_t)clgc__driver_now() ^ (uint32_t)(uintptr_t)&x) | 1u;
+        x = ((uint32_t)clgc__clock_ns(CLOCK_MONOTONIC) ^
+             (uint32_t)(uintptr_t)&x) |
+            1u;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
@@ -325,7 +318,7 @@ void
 clgc__driver_probe(int platform, uintptr_t key)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
-    long now = clgc__driver_now();
+    long now = clgc__clock_ns(CLOCK_MONOTONIC);
 
     clgc__driver_lock(d);
     if (d->probe != 0 && now - d->probe_ns >= CLGC__LATE_NS) {
@@ -361,7 +354,7 @@ clgc__driver_called(int platform, uintptr_t key)
     __atomic_store_n(&d->called, key, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&d->probe, __ATOMIC_SEQ_CST) != key)
         return;
-    now = clgc__driver_now();
+    now = clgc__clock_ns(CLOCK_MONOTONIC);
     clgc__driver_lock(d);
     if (d->probe == key) {
         clgc__driver_sample(d, now - d->probe_ns);

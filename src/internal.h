@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "clgc.h"
 
@@ -26,6 +27,18 @@
 /* For the few helpers on every wrapper's path: the compiler's size
  * heuristics would otherwise call them out of line from 235 wrappers. */
 #define CLGC_INLINE static inline __attribute__((always_inline))
+
+/* A clock's reading in ns: CLOCK_MONOTONIC for times, and
+ * CLOCK_THREAD_CPUTIME_ID for the calling thread's CPU (getrusage's
+ * RUSAGE_THREAD lags until the thread is switched out or a tick). */
+CLGC_INLINE long
+clgc__clock_ns(clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
 
 #define CLGC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CLGC_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -194,15 +194,6 @@ clgc_wait_driver_info(cl_platform_id platform, clgc_wait_driver_info_t *info)
     return CLGC_OK;
 }
 
-static long
-clgc__now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* One callback of generation gen has come: 1 if it was the last. Nothing
  * if the slot has moved on to another generation (the wait it was for has
  * returned) or, defensively, has nothing pending. */
@@ -290,12 +281,12 @@ clgc__poll(struct clgc__wait_args *a, long budget)
     cl_uint n = a->n;
     const cl_event *events = a->events;
     /* budget <= CLGC_WAIT_POLL_MAX_NS: the sum cannot overflow. */
-    long deadline = (a->start = clgc__now_ns()) + budget;
+    long deadline = (a->start = clgc__clock_ns(CLOCK_MONOTONIC)) + budget;
 
     do {
         if (clgc__events_done(n, events))
             return 1;
-    } while (clgc__now_ns() < deadline);
+    } while (clgc__clock_ns(CLOCK_MONOTONIC) < deadline);
     return 0;
 }
 
@@ -389,7 +380,7 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
             return CLGC__BY_CALLBACK;
         if (clgc__events_done(n, events))
             return CLGC__BY_LOOK;
-        now = clgc__now_ns();
+        now = clgc__clock_ns(CLOCK_MONOTONIC);
     } while (now - a->start < CLGC__SPIN_NS);
     /* The kernel's timer slack (50 us by default) would add that much to
      * every short sleep: the thread's is lowered while it polls. */
@@ -424,7 +415,7 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
             end = CLGC__BY_LOOK;
             break;
         }
-        now = clgc__now_ns();
+        now = clgc__clock_ns(CLOCK_MONOTONIC);
         seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
     }
     if (slack > CLGC__SLACK_NS)
@@ -445,7 +436,7 @@ static void
 clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
               const cl_event *events)
 {
-    long seen = clgc__now_ns(), now = seen;
+    long seen = clgc__clock_ns(CLOCK_MONOTONIC), now = seen;
 
     if (clgc__events_outcome(n, events) != CL_SUCCESS)
         return;
@@ -456,7 +447,7 @@ clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
         if (clgc__slot_fired(w))
             break;
         syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
-        now = clgc__now_ns();
+        now = clgc__clock_ns(CLOCK_MONOTONIC);
     }
     clgc__driver_lateness(platform,
                           clgc__slot_fired(w) ? now - seen : CLGC__LATE_NS);
@@ -520,15 +511,6 @@ out:
     return polls == 0 && refused ? CLGC_WAIT_PATH_NONE : path;
 }
 
-static long
-clgc__thread_cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* The rest of the wait in the driver's clWaitForEvents, a sample of it
  * while the platform's own wait is learned. */
 static void
@@ -537,13 +519,13 @@ clgc__own_wait(struct clgc__wait_args *a, int platform, int sample)
     long t0 = 0, c0 = 0;
 
     if (sample) {
-        t0 = clgc__now_ns();
-        c0 = clgc__thread_cpu_ns();
+        t0 = clgc__clock_ns(CLOCK_MONOTONIC);
+        c0 = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }
     CLGC__CL(clWaitForEvents)(a->n, a->events);
     if (sample)
-        clgc__driver_own_sample(platform, clgc__now_ns() - t0,
-                                clgc__thread_cpu_ns() - c0);
+        clgc__driver_own_sample(platform, clgc__clock_ns(CLOCK_MONOTONIC) - t0,
+                                clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 }
 
 static void *

@@ -105,25 +105,6 @@ struct clgc__look {
 static struct clgc__look *clgc__looks;
 static unsigned clgc__nlooks;
 
-static long
-clgc__watch_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-/* The calling thread's CPU time, ns. */
-static long
-clgc__watch_cpu(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 static uintptr_t
 clgc__watch_id(uint32_t i)
 {
@@ -378,7 +359,7 @@ clgc__watcher(void *unused)
              * is looked at on the next of those wakeups, unsignalled.
              * A program that notifies now and then pays the wake once
              * per burst; an idle one costs two wakeups, then nothing. */
-            now = clgc__watch_now();
+            now = clgc__clock_ns(CLOCK_MONOTONIC);
             delay = CLGC__WATCH_SLOW_NS;
             if (idle_since == 0)
                 idle_since = now;
@@ -396,7 +377,7 @@ clgc__watcher(void *unused)
             continue;
         } else {
             idle_since = 0;
-            now = clgc__watch_now();
+            now = clgc__clock_ns(CLOCK_MONOTONIC);
             if (due == 0)
                 due = now + delay;
             next = due;
@@ -416,13 +397,13 @@ clgc__watcher(void *unused)
                 delay = delay < CLGC__WATCH_SLOW_NS / 2 ? delay * 2
                                                         : CLGC__WATCH_SLOW_NS;
         }
-        now = clgc__watch_cpu();
+        now = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID);
         clgc__scan(fast_only);
         /* Every look sees the fast watches too. What it took is the
          * watcher's CPU, not the wall time: a look preempted on a busy
          * machine costs no more. */
-        fast_took = clgc__watch_cpu() - now;
-        fast_last = clgc__watch_now();
+        fast_took = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - now;
+        fast_last = clgc__clock_ns(CLOCK_MONOTONIC);
         if (!fast_only)
             due = fast_last + delay;
     }
@@ -570,7 +551,7 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
         if (fast) {
             s->fast = (unsigned char)fast;
             clgc__armed_fast++;
-            clgc__fast_since = clgc__watch_now();
+            clgc__fast_since = clgc__clock_ns(CLOCK_MONOTONIC);
         }
         clgc__armed++;
         if (clgc__watcher_asleep || fast)

@@ -34,17 +34,6 @@ enqueue_spin(struct test_device *d, int n, cl_event gate)
     return done;
 }
 
-static cl_int
-status_of(cl_event ev)
-{
-    cl_int status = 1;
-
-    ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                    sizeof(status), &status, NULL),
-                     CL_SUCCESS);
-    return status;
-}
-
 /* Sets a user event once thread `tid` sleeps in futex(2): the waiter's
  * sleep, so that the event completes after the wait's look at it however
  * the machine schedules the two threads. */
@@ -86,7 +75,7 @@ START_TEST(wait_sleeps_until_the_callback)
     ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
     ck_assert_uint_eq(test_rt_safe_calls() - safe0, 1);
     ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_CALLBACK);
-    ck_assert_int_eq(status_of(done), CL_COMPLETE);
+    ck_assert_int_eq(test_event_status(done), CL_COMPLETE);
     ck_assert_uint_eq(clgc_thread_region_depth(), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     clReleaseEvent(done);
@@ -138,8 +127,8 @@ START_TEST(failed_commands_report_their_error)
                      CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     ck_assert_int_eq(clgc_wait_for_events(1, &done),
                      CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-    ck_assert_int_lt(status_of(done), 0);
-    ck_assert_int_eq(status_of(lone), -7);
+    ck_assert_int_lt(test_event_status(done), 0);
+    ck_assert_int_eq(test_event_status(lone), -7);
     ck_assert_int_eq(pthread_join(t1, NULL), 0);
     ck_assert_int_eq(pthread_join(t2, NULL), 0);
     clReleaseEvent(done);
@@ -160,8 +149,8 @@ START_TEST(blocking_mode_waits_in_the_driver)
     done[1] = enqueue_spin(&d, 1000, NULL);
     ck_assert_int_eq(clgc_wait_for_events(2, done), CL_SUCCESS);
     ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_BLOCKING);
-    ck_assert_int_eq(status_of(done[0]), CL_COMPLETE);
-    ck_assert_int_eq(status_of(done[1]), CL_COMPLETE);
+    ck_assert_int_eq(test_event_status(done[0]), CL_COMPLETE);
+    ck_assert_int_eq(test_event_status(done[1]), CL_COMPLETE);
     ck_assert_int_eq(clgc_wait_set_mode(CLGC_WAIT_COOPERATIVE), CLGC_OK);
     clReleaseEvent(done[0]);
     clReleaseEvent(done[1]);
@@ -298,7 +287,7 @@ START_TEST(one_context_on_two_queues_is_accepted)
     ck_assert_int_eq(clgc_wait_set_poll_ns(0), CLGC_OK);
     ck_assert_int_eq(clgc_wait_for_events(3, ev), CL_SUCCESS);
     for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(status_of(ev[i]), CL_COMPLETE);
+        ck_assert_int_eq(test_event_status(ev[i]), CL_COMPLETE);
         clReleaseEvent(ev[i]);
     }
     clReleaseCommandQueue(q2);

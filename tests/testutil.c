@@ -227,6 +227,17 @@ test_set_status(void *setter)
     return NULL;
 }
 
+cl_int
+test_event_status(cl_event event)
+{
+    cl_int status = 1;
+
+    ck_assert_int_eq(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                    sizeof(status), &status, NULL),
+                     CL_SUCCESS);
+    return status;
+}
+
 void
 test_event_let_go(cl_event event)
 {

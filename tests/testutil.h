@@ -83,6 +83,10 @@ void *test_set_status(void *setter);
  * times). The caller holds a reference. */
 void test_event_let_go(cl_event event);
 
+/* The event's CL_EVENT_COMMAND_EXECUTION_STATUS, asserting the query
+ * succeeds. */
+cl_int test_event_status(cl_event event);
+
 /* OpenCL C source of `spin(__global float *x, int n)`: each work item
  * spins n times, so a launch takes as long as a test needs. */
 extern const char *test_spin_src;

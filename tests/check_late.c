@@ -58,8 +58,11 @@ open_when_asleep(void *arg)
 {
     struct gate *g = arg;
 
-    while (!test_sleeps_in_futex(g->waiter) ||
-           (g->own && latecb_waiting() == 0))
+    /* In the wait, not in a lock on its way there: under TSan a gate
+     * opened while the waiter slept before its wait began, and the wait's
+     * first look saw the kernel done (POLL, in pocl_is_learned_prompt). */
+    while (g->own ? !test_sleeps_in_futex(g->waiter) || latecb_waiting() == 0
+                  : !test_sleeps_timed(g->waiter))
         sched_yield();
     clgc_clSetUserEventStatus(g->event, g->status);
     return NULL;

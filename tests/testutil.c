@@ -281,18 +281,36 @@ test_sleeps_in_futex(pid_t tid)
     return strncmp(buf, want, strlen(want)) == 0;
 }
 
-int
-test_sleeps_untimed(pid_t tid)
+/* 1 if thread tid sleeps in futex(2), with *timeout its timeout
+ * argument (0: none), from one reading of its syscall. */
+static int
+futex_timeout(pid_t tid, unsigned long long *timeout)
 {
     char buf[256];
-    unsigned long long args[4];
+    unsigned long long args[3];
     int nr;
 
     /* futex(uaddr, op, val, timeout, ...): the fourth is the timeout. */
     read_syscall(tid, buf, sizeof(buf));
     return sscanf(buf, "%d %llx %llx %llx %llx", &nr, &args[0], &args[1],
-                  &args[2], &args[3]) == 5 &&
-           nr == SYS_futex && args[3] == 0;
+                  &args[2], timeout) == 5 &&
+           nr == SYS_futex;
+}
+
+int
+test_sleeps_untimed(pid_t tid)
+{
+    unsigned long long timeout;
+
+    return futex_timeout(tid, &timeout) && timeout == 0;
+}
+
+int
+test_sleeps_timed(pid_t tid)
+{
+    unsigned long long timeout;
+
+    return futex_timeout(tid, &timeout) && timeout != 0;
 }
 
 pid_t

@@ -115,6 +115,11 @@ int test_sleeps_in_futex(pid_t tid);
  * variable's untimed wait), 0 if it runs or sleeps with one. */
 int test_sleeps_untimed(pid_t tid);
 
+/* 1 if thread tid sleeps in futex(2) with a timeout: every sleep of a
+ * cooperative wait's has one (its looks at the events), where the locks
+ * a thread may wait for on its way into the wait have none. */
+int test_sleeps_timed(pid_t tid);
+
 /* The id of this process's thread named name (its comm), or 0. */
 pid_t test_thread_named(const char *name);
 

@@ -34,9 +34,10 @@ enqueue_spin(struct test_device *d, int n, cl_event gate)
     return done;
 }
 
-/* Sets a user event once thread `tid` sleeps in futex(2): the waiter's
- * sleep, so that the event completes after the wait's look at it however
- * the machine schedules the two threads. */
+/* Sets a user event once thread `tid` sleeps in a timed futex(2): the
+ * wait's own sleep (the locks on its way there have no timeout), so that
+ * the event completes after the wait's look at it however the machine
+ * schedules the two threads. */
 struct sleep_setter {
     struct test_setter set;
     pid_t tid;
@@ -47,7 +48,7 @@ set_when_asleep(void *arg)
 {
     struct sleep_setter *s = arg;
 
-    while (!test_sleeps_in_futex(s->tid))
+    while (!test_sleeps_timed(s->tid))
         sched_yield();
     return test_set_status(&s->set);
 }
@@ -391,7 +392,7 @@ fail_each_when_asleep(void *arg)
     struct failing_setter *f = arg;
 
     for (int i = 0; i < f->n; i++) {
-        while (atomic_load(&f->next) != i || !test_sleeps_in_futex(f->tid))
+        while (atomic_load(&f->next) != i || !test_sleeps_timed(f->tid))
             sched_yield();
         clgc_clSetUserEventStatus(f->events[i], -5);
     }

@@ -152,8 +152,10 @@ START_TEST(the_watcher_costs_little)
 }
 END_TEST
 
-/* Once the waiter sleeps: call the old wait's callback (fn, data) again,
- * give the waiter every chance to return, then complete the event. */
+/* Once the waiter sleeps in its wait (a timed futex sleep: not a lock on
+ * its way there, where under TSan it had slept once): call the old
+ * wait's callback (fn, data) again, give the waiter every chance to
+ * return, then complete the event. */
 struct late {
     pid_t tid;
     event_fn fn;
@@ -167,7 +169,7 @@ call_late_then_complete(void *arg)
 {
     struct late *l = arg;
 
-    while (!test_sleeps_in_futex(l->tid))
+    while (!test_sleeps_timed(l->tid))
         sched_yield();
     l->fn(l->old, CL_COMPLETE, l->data);
     for (int i = 0; i < 1000 && !atomic_load(&l->returned); i++)
@@ -181,7 +183,7 @@ complete_when_asleep(void *arg)
 {
     struct late *l = arg;
 
-    while (!test_sleeps_in_futex(l->tid))
+    while (!test_sleeps_timed(l->tid))
         sched_yield();
     clSetUserEventStatus(l->old, CL_COMPLETE);
     return NULL;

@@ -107,8 +107,10 @@ Suite *clgc_make_ffi_suite(void);
 Suite *clgc_make_ffi_threads_suite(void);
 
 /* 1 if thread tid of this process is blocked in futex(2) now (a waiter's
- * sleep), read from /proc/self/task/TID/syscall; 0 otherwise. Tests use
- * it to act only once a waiter sleeps, whatever the scheduling. */
+ * sleep, or a lock's), read from /proc/self/task/TID/syscall; 0
+ * otherwise. Tests use it, or test_sleeps_timed below for a cooperative
+ * wait's own sleep, to act only once a waiter sleeps, whatever the
+ * scheduling. */
 int test_sleeps_in_futex(pid_t tid);
 
 /* 1 if thread tid sleeps in futex(2) with no timeout (a condition

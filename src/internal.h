@@ -13,8 +13,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#ifdef CLGC_DEBUG
+#include <stdio.h>
+#include <stdlib.h>
+#endif
 
 #include "clgc.h"
+
+/* -fvisibility=hidden covers definitions, not declarations: without this
+ * the compiler would reach the library's own data (the thread's state, the
+ * first platform's dispatch table) through the GOT from every wrapper. No
+ * header may be included below. */
+#pragma GCC visibility push(hidden)
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CLGC_ASAN 1
@@ -44,8 +54,6 @@ clgc__clock_ns(clockid_t clock)
 #define CLGC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 #ifdef CLGC_DEBUG
-#include <stdio.h>
-#include <stdlib.h>
 #define CLGC_ASSERT(cond)                                                      \
     ((cond) ? (void)0                                                          \
             : (fprintf(stderr, "clgc: %s:%d: assertion '%s' failed\n",         \
@@ -60,7 +68,12 @@ clgc__clock_ns(clockid_t clock)
  *
  * `region` packs what a crossing changes into one word, so that entering
  * is one load and one store and leaving one store: the depth of safe
- * regions << 1 | whether the innermost crossing was into one.
+ * regions << 1 | whether the innermost crossing was into one. Its top
+ * bit, CLGC__SLOW, keeps the generated wrappers off their inline
+ * transitions (clgc__fast_ready): set until the thread is set up with a
+ * state word it may store into with no fence of its own (membarrier is
+ * there, or there is no collector), so that one load and test tells a
+ * wrapper both that and whether it is inside a region.
  *
  * `state` and `stop` make every crossing of the inline forms (no hooks,
  * or the safepoint form) a store into *state, and leaving one a check of
@@ -71,11 +84,6 @@ struct clgc__thread {
     unsigned region;
     int *state;
     const int *stop;
-    /* The generated wrappers' gate: state, when the thread may make the
-     * transitions inline with no fence of its own (membarrier is there,
-     * or there is no collector), else NULL. One load and test tells a
-     * wrapper that the thread is set up and which word to store into. */
-    int *fast;
     int own_state;          /* the word of threads the runtime has none for */
     unsigned char attached; /* clgc attached it: detach at exit */
     unsigned char known;    /* the runtime knows it (kept once true) */
@@ -85,6 +93,7 @@ extern __thread struct clgc__thread clgc__self
 
 #define CLGC__SAFE 1u
 #define CLGC__DEPTH_ONE 2u
+#define CLGC__SLOW 0x80000000u
 
 /* The runtime in force; NULL until installed or first used. */
 extern _Atomic(const clgc_runtime_t *) clgc__rt;
@@ -151,8 +160,8 @@ clgc__leave_inline(struct clgc__thread *t, unsigned outer)
 }
 
 /* The generated wrappers' own transitions, for the common case only: a
- * thread with a fast word (above) outside any safe region, which
- * clgc__fast_ready tells. Neither keeps anything in a register across the
+ * thread whose region word has neither CLGC__SLOW nor CLGC__SAFE (above),
+ * which clgc__fast_ready tells. Neither keeps anything in a register across the
  * OpenCL call: entering adds one region and the SAFE bit to `region` (both
  * known to be clear of it) and leaving takes them off again, so a wrapper
  * needs no saved registers and its OpenCL call no spills. The protocol is
@@ -160,22 +169,21 @@ clgc__leave_inline(struct clgc__thread *t, unsigned outer)
  * the call, a release store of RUNNING, and an acquire load of *stop, with
  * the full fence between them supplied by the collector's membarrier
  * (clgc_safepoint_barrier); threads that would need a fence of their own
- * have no fast word and take the out-of-line path. Anything else (nested
+ * keep CLGC__SLOW and take the out-of-line path. Anything else (nested
  * regions, a thread not set up, the callback form) takes it too. */
 #define CLGC__FAST_STEP (CLGC__DEPTH_ONE | CLGC__SAFE)
 
 CLGC_INLINE int
 clgc__fast_ready(void)
 {
-    return CLGC_LIKELY(clgc__self.fast != NULL) &&
-           CLGC_LIKELY(!(clgc__self.region & CLGC__SAFE));
+    return CLGC_LIKELY(!(clgc__self.region & (CLGC__SLOW | CLGC__SAFE)));
 }
 
 CLGC_INLINE void
 clgc__fast_enter(void)
 {
     clgc__self.region += CLGC__FAST_STEP;
-    __atomic_store_n(clgc__self.fast, CLGC_STATE_SAFE, __ATOMIC_RELEASE);
+    __atomic_store_n(clgc__self.state, CLGC_STATE_SAFE, __ATOMIC_RELEASE);
 }
 
 void clgc__fast_safepoint(void) __attribute__((cold, noinline));
@@ -183,7 +191,7 @@ void clgc__fast_safepoint(void) __attribute__((cold, noinline));
 CLGC_INLINE void
 clgc__fast_leave(void)
 {
-    __atomic_store_n(clgc__self.fast, CLGC_STATE_RUNNING, __ATOMIC_RELEASE);
+    __atomic_store_n(clgc__self.state, CLGC_STATE_RUNNING, __ATOMIC_RELEASE);
     atomic_signal_fence(memory_order_seq_cst);
     if (CLGC_UNLIKELY(__atomic_load_n(clgc__self.stop, __ATOMIC_ACQUIRE)))
         clgc__fast_safepoint();
@@ -430,5 +438,7 @@ struct clgc__callback *clgc__native_new(const char *command, clgc_function_t fn,
                                         clgc_function_t *code);
 /* A trampoline was called with a call's arguments (argsize bytes). */
 void clgc__callback_fire(struct clgc__callback *cb, const void *args);
+
+#pragma GCC visibility pop
 
 #endif /* CLGC_INTERNAL_H */

@@ -20,7 +20,7 @@
 #include "internal.h"
 
 __thread struct clgc__thread clgc__self
-    __attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec"))) = {.region = CLGC__SLOW};
 
 _Atomic(const clgc_runtime_t *) clgc__rt;
 atomic_int clgc__full_fence;
@@ -178,6 +178,7 @@ clgc__thread_setup(struct clgc__thread *t, const clgc_runtime_t *rt)
 {
     if (t->state != NULL || (t->known && rt->safe_region != NULL))
         return 1;
+    CLGC_ASSERT(t->region & CLGC__SLOW);
     if (rt->thread_state != NULL) {
         t->state = rt->thread_state(rt->data);
         t->stop = rt->stop_requested;
@@ -192,9 +193,9 @@ clgc__thread_setup(struct clgc__thread *t, const clgc_runtime_t *rt)
     /* The fast transitions have no fence: without membarrier the thread
      * keeps to clgc__leave_inline, which has one. clgc__full_fence was
      * set before the runtime was published (clgc_runtime_install). */
-    t->fast = atomic_load_explicit(&clgc__full_fence, memory_order_relaxed)
-                  ? NULL
-                  : t->state;
+    if (t->state != NULL &&
+        !atomic_load_explicit(&clgc__full_fence, memory_order_relaxed))
+        t->region &= ~CLGC__SLOW;
     t->known = t->state != NULL;
     return t->known;
 }
@@ -275,6 +276,7 @@ clgc_call_active(clgc_fn_t fn, void *arg, void **result)
                 return CLGC_ENOTATTACHED;
             native = err == CLGC_OK;
         }
+        outer = t->region; /* the setup may have cleared CLGC__SLOW */
         /* With a state word, a thread in native code (attached just now,
          * or whose word is SAFE outside any region: back from an earlier
          * call) leaves it for fn as a wrapper leaves its region, and goes
@@ -315,9 +317,9 @@ clgc_call_active(clgc_fn_t fn, void *arg, void **result)
 static void
 clgc__thread_reset(struct clgc__thread *t)
 {
+    t->region |= CLGC__SLOW;
     t->state = NULL;
     t->stop = NULL;
-    t->fast = NULL;
     t->known = 0;
     t->attached = 0;
 }
@@ -329,7 +331,8 @@ clgc__exit_detach(void *unused)
     struct clgc__thread *t = &clgc__self;
 
     (void)unused;
-    CLGC_ASSERT(t->region == 0 && "a thread exits inside a safe region");
+    CLGC_ASSERT((t->region & ~CLGC__SLOW) == 0 &&
+                "a thread exits inside a safe region");
     if (t->attached && rt->detach_thread != NULL)
         rt->detach_thread(rt->data);
     clgc__thread_reset(t);
@@ -388,7 +391,7 @@ clgc_thread_detach(void)
 
     if (!t->attached)
         return CLGC_ENOTATTACHED;
-    if (t->region != 0)
+    if ((t->region & ~CLGC__SLOW) != 0)
         return CLGC_EINVAL;
     pthread_setspecific(clgc__exit_key, NULL);
     if (rt->detach_thread != NULL)
@@ -406,7 +409,7 @@ clgc_thread_attached(void)
 unsigned
 clgc_thread_region_depth(void)
 {
-    return clgc__self.region / CLGC__DEPTH_ONE;
+    return (clgc__self.region & ~CLGC__SLOW) / CLGC__DEPTH_ONE;
 }
 
 int

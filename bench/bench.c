@@ -17,7 +17,10 @@
  *   boehm       the Boehm adapter, every call in a region
  *   boehm-skip  the Boehm adapter with CLGC_RUNTIME_SKIP_NONBLOCKING
  *
- * and for the Boehm runs also the raw call inside a bare GC_do_blocking.
+ * and, as the floor of any wrapper, the raw call from a bare forwarder:
+ * a function that makes the call and returns through its own frame, as a
+ * wrapper that does anything after the call must; for the Boehm runs also
+ * the raw call inside a bare GC_do_blocking.
  * With --layer PATH (libclgc-layer, docs/layer.md) it then times the same
  * calls through the ICD loader against the driver's own function, taken
  * from the object's dispatch table: without the layer ("loader", what the
@@ -117,6 +120,19 @@ struct call {
     void *obj;
     cl_uint param;
 };
+
+/* The floor of any wrapper: the raw call, and nothing else, from a
+ * function that cannot jump to it (the empty asm after the call). */
+static query_fn forward_to;
+
+static __attribute__((noinline)) cl_int
+forward(void *obj, cl_uint param, size_t size, void *value, size_t *size_ret)
+{
+    cl_int ret = forward_to(obj, param, size, value, size_ret);
+
+    __asm__ volatile("" ::: "memory");
+    return ret;
+}
 
 #ifdef HAVE_BDWGC
 /* The raw call inside a bare GC_do_blocking: the floor for the adapter. */
@@ -220,13 +236,17 @@ sample(query_fn fn, const struct call *c)
     return (double)nthreads * (double)ncalls / ((t1 - t0) * 1e-9);
 }
 
+/* Raw, clgc, the forwarder and (bare) the bare GC_do_blocking, in turn
+ * within each sample; "over raw" is the median of the paired
+ * differences, as is the forwarder's. */
 static void
 measure(const char *runtime, const struct call *c, query_fn bare)
 {
-    query_fn fns[3] = {c->raw, c->wrapped, bare};
-    int n = bare != NULL ? 3 : 2;
-    double *v[3], diff[1024], m[3];
+    query_fn fns[4] = {c->raw, c->wrapped, forward, bare};
+    int n = bare != NULL ? 4 : 3;
+    double *v[4], diff[2][1024], m[4];
 
+    forward_to = c->raw;
     for (int k = 0; k < n; k++) {
         v[k] = calloc((size_t)samples, sizeof(double));
         if (v[k] == NULL)
@@ -236,20 +256,22 @@ measure(const char *runtime, const struct call *c, query_fn bare)
     for (int s = 0; s < samples; s++) {
         for (int k = 0; k < n; k++)
             v[k][s] = sample(fns[k], c);
-        diff[s] = v[1][s] - v[0][s];
+        diff[0][s] = v[1][s] - v[0][s];
+        diff[1][s] = v[2][s] - v[0][s];
     }
     for (int k = 0; k < n; k++)
         m[k] = bench_median(v[k], samples);
     if (nthreads == 1)
-        printf("%-10s %-17s %7.2f %7.2f %6.3fx %+8.2f", runtime, c->name, m[0],
-               m[1], m[1] / m[0], bench_median(diff, samples));
+        printf("%-10s %-17s %7.2f %7.2f %6.3fx %+8.2f %+8.2f", runtime, c->name,
+               m[0], m[1], m[1] / m[0], bench_median(diff[0], samples),
+               bench_median(diff[1], samples));
     else
-        printf("%-10s %-17s %7.1fM %7.1fM %6.3fx", runtime, c->name, m[0] / 1e6,
-               m[1] / 1e6, m[1] / m[0]);
+        printf("%-10s %-17s %7.1fM %7.1fM %6.3fx %6.3fx", runtime, c->name,
+               m[0] / 1e6, m[1] / 1e6, m[1] / m[0], m[2] / m[0]);
     if (bare != NULL)
         printf("  bare GC_do_blocking %.2f%s, clgc/bare %.3fx",
-               m[2] / (nthreads == 1 ? 1 : 1e6), nthreads == 1 ? "" : "M",
-               m[1] / m[2]);
+               m[3] / (nthreads == 1 ? 1 : 1e6), nthreads == 1 ? "" : "M",
+               m[1] / m[3]);
     printf("\n");
     for (int k = 0; k < n; k++)
         free(v[k]);
@@ -328,8 +350,9 @@ run_call(const void *arg)
     return 0;
 }
 
-/* --layer: the layer's path, or NULL. */
-static const char *layer_path;
+/* --layer: the layer's path, or NULL. --runtime: the one runtime to run,
+ * or NULL for all. */
+static const char *layer_path, *only_runtime;
 
 /* A child of the layer mode: OPENCL_LAYERS and CLGC_RUNTIME are set before
  * the process's first OpenCL call, where the loader reads them. */
@@ -385,22 +408,34 @@ bench_call(void)
                                      "boehm", "boehm-skip"
 #endif
     };
+    size_t n = sizeof(runtimes) / sizeof(runtimes[0]), first = 0;
     int failed = 0;
 
+    if (only_runtime != NULL) {
+        while (first < n && strcmp(only_runtime, runtimes[first]) != 0)
+            first++;
+        if (first == n) {
+            fprintf(stderr, "clgc-bench: no runtime '%s'\n", only_runtime);
+            return 2;
+        }
+        n = first + 1;
+    }
     if (nthreads == 1) {
-        printf("# ns per call, median of %d samples of %ld calls\n", samples,
-               ncalls);
-        printf("%-10s %-17s %7s %7s %7s %8s\n", "runtime", "call", "raw",
-               "clgc", "ratio", "over raw");
+        printf("# ns per call, median of %d samples of %ld calls; forward: "
+               "a bare forwarder's call over raw\n",
+               samples, ncalls);
+        printf("%-10s %-17s %7s %7s %7s %8s %8s\n", "runtime", "call", "raw",
+               "clgc", "ratio", "over raw", "forward");
     } else {
         printf("# calls per second on %d threads at once, median of %d "
-               "samples of %ld calls a thread\n",
+               "samples of %ld calls a thread; forward: a bare forwarder's "
+               "ratio\n",
                nthreads, samples, ncalls);
-        printf("%-10s %-17s %8s %8s %7s\n", "runtime", "call", "raw", "clgc",
-               "ratio");
+        printf("%-10s %-17s %8s %8s %7s %7s\n", "runtime", "call", "raw",
+               "clgc", "ratio", "forward");
     }
     fflush(stdout);
-    for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+    for (size_t i = first; i < n; i++)
         failed |= bench_in_child(run_call, runtimes[i], runtimes[i]);
     if (layer_path != NULL) {
         static const char *modes[] = {"loader", "layer",
@@ -441,7 +476,7 @@ static void
 usage(FILE *f)
 {
     fprintf(f, "usage: clgc-bench call [--samples N] [--calls N] "
-               "[--threads N] [--layer PATH]\n"
+               "[--threads N] [--runtime NAME] [--layer PATH]\n"
                "       clgc-bench gc [--help]\n"
                "       clgc-bench wait [--samples N]\n"
                "       clgc-bench callback [--samples N] [--calls N] "
@@ -477,6 +512,8 @@ main(int argc, char **argv)
             nthreads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--layer") == 0 && i + 1 < argc)
             layer_path = argv[++i];
+        else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc)
+            only_runtime = argv[++i];
         else {
             usage(stderr);
             return 2;

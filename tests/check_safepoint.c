@@ -562,10 +562,23 @@ START_TEST(call_active_leaves_a_running_thread_running)
 END_TEST
 
 /* A foreign thread whose callback detaches it: clgc must not touch the
- * word it gave back, and the next call attaches the thread again. */
+ * word it gave back (a generated wrapper called then must not take its
+ * inline path, which stores into it), and the next call attaches the
+ * thread again. */
 struct detaching {
+    cl_platform_id platform;
     int detach, registered_after, attached_after, rc_again, registered_again;
+    cl_int wrapped_detached, wrapped_again;
 };
+
+static cl_int
+platform_name(cl_platform_id platform)
+{
+    char name[64];
+
+    return clgc_clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof(name),
+                                  name, NULL);
+}
 
 static void *
 detach_self(void *arg)
@@ -585,18 +598,21 @@ detaching_thread(void *arg)
         d->detach = -100;
     d->registered_after = refvm_registered();
     d->attached_after = clgc_thread_attached();
+    d->wrapped_detached = platform_name(d->platform);
     d->rc_again = clgc_call_active(nothing, NULL, NULL);
     d->registered_again = refvm_registered();
+    d->wrapped_again = platform_name(d->platform);
     return NULL;
 }
 
 START_TEST(callback_that_detaches_its_thread)
 {
-    struct detaching d = {-1, -1, -1, -1, -1};
+    struct detaching d = {NULL, -1, -1, -1, -1, -1, -1, -1};
     struct refvm_stats before, after;
     pthread_t t;
 
     vm_setup();
+    d.platform = test_platform(POCL);
     before = vm_stats();
     ck_assert_int_eq(pthread_create(&t, NULL, detaching_thread, &d), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -604,8 +620,10 @@ START_TEST(callback_that_detaches_its_thread)
     ck_assert_int_eq(d.detach, CLGC_OK);
     ck_assert_int_eq(d.registered_after, 0);
     ck_assert_int_eq(d.attached_after, 0);
+    ck_assert_int_eq(d.wrapped_detached, CL_SUCCESS);
     ck_assert_int_eq(d.rc_again, CLGC_OK);
     ck_assert_int_eq(d.registered_again, 1);
+    ck_assert_int_eq(d.wrapped_again, CL_SUCCESS);
     ck_assert_uint_eq(after.attaches - before.attaches, 2);
     ck_assert_uint_eq(after.detaches - before.detaches, 2);
     ck_assert_uint_eq(after.threads, before.threads);

@@ -109,7 +109,6 @@ trampoline(cl_event event, cl_int status, void *p)
     struct late *l = p;
     long ms = atomic_load(&delay_ms);
 
-    atomic_fetch_sub(&unmade, 1);
     clRetainEvent(event);
     l->event = event;
     l->status = status;
@@ -117,6 +116,9 @@ trampoline(cl_event event, cl_int status, void *p)
     l->next = NULL;
     pthread_mutex_lock(&lock);
     atomic_fetch_add(&held, 1);
+    /* Made only now that it is held: a release that found none unmade
+     * (check_late's release_all) must find this one held. */
+    atomic_fetch_sub(&unmade, 1);
     /* The delivery thread waits for the head: a callback behind it is
      * due later (or held as it is), and needs no wakeup. */
     if (tail != NULL) {

@@ -337,6 +337,46 @@ START_TEST(the_own_wait_is_learned_from_many_threads)
 }
 END_TEST
 
+/* A late driver whose own wait never tells how it waits (each wait handed
+ * to it ends at once: the vehicle sets the waited user event first) is
+ * given up after 32 sampled waits, and avoided: the waits after end by
+ * clgc's own look. */
+START_TEST(an_own_wait_that_never_tells_is_avoided)
+{
+    struct test_device d;
+    clgc_wait_driver_info_t info;
+    cl_int err;
+    int tries = 0;
+
+    latecb_set_ms(20);
+    latecb_set_busy_wait(0);
+    test_device_open(&d, 64);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    test_learn_driver(&d);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    latecb_set_wait_completes(1);
+    while (tries < 64 && test_driver_info(&d).own == CLGC_WAIT_OWN_LEARNING) {
+        cl_event gate = clCreateUserEvent(d.context, &err);
+
+        ck_assert_int_eq(err, CL_SUCCESS);
+        ck_assert_int_eq(clgc_wait_for_events(1, &gate), CL_SUCCESS);
+        ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_OWN);
+        ck_assert_int_eq(test_event_status(gate), CL_COMPLETE);
+        clReleaseEvent(gate);
+        tries++;
+    }
+    latecb_set_wait_completes(0);
+    info = test_driver_info(&d);
+    ck_assert_int_eq(info.own, CLGC_WAIT_OWN_AVOIDED);
+    ck_assert_int_eq(tries, 32);
+    ck_assert_uint_lt(info.own_sleeps + info.own_busy, 4);
+    latecb_set_ms(-1); /* no callback can end it */
+    ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);
+    release_all();
+    test_device_close(&d);
+}
+END_TEST
+
 /* Callbacks that never come while clgc learns: late as well (a probe
  * left unanswered for a millisecond counts), and no wait hangs. */
 START_TEST(held_callbacks_are_learned_late)
@@ -507,6 +547,7 @@ main(void)
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);
+    tcase_add_test(tc, an_own_wait_that_never_tells_is_avoided);
     tcase_add_test(tc, a_prompt_platform_that_turns_late_is_learned_late);
     tcase_add_test(tc, a_late_command_in_every_four_turns_the_platform_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);

@@ -35,7 +35,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct late *head, *tail; /* made by the driver, not delivered */
 static int releasing, running;
 static atomic_long delay_ms, held, delivered, unmade, waiting;
-static atomic_int busy_wait;
+static atomic_int busy_wait, wait_completes;
 static cl_int(CL_API_CALL *real)(cl_event, cl_int, event_fn, void *);
 static cl_int(CL_API_CALL *real_wait)(cl_uint, const cl_event *);
 
@@ -192,6 +192,24 @@ busy_wait_for(cl_uint n, const cl_event *events)
     return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
 
+/* latecb_set_wait_completes: the user events of the list, set. */
+static void
+complete_user_events(cl_uint n, const cl_event *events)
+{
+    for (cl_uint i = 0; i < n; i++) {
+        cl_command_type type;
+        cl_int status;
+
+        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_TYPE, sizeof(type),
+                           &type, NULL) == CL_SUCCESS &&
+            type == CL_COMMAND_USER &&
+            clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                           sizeof(status), &status, NULL) == CL_SUCCESS &&
+            status > CL_COMPLETE)
+            clSetUserEventStatus(events[i], CL_COMPLETE);
+    }
+}
+
 cl_int CL_API_CALL
 clWaitForEvents(cl_uint n, const cl_event *events)
 {
@@ -200,6 +218,8 @@ clWaitForEvents(cl_uint n, const cl_event *events)
     pthread_once(&once, init);
     if (real_wait == NULL)
         return CL_INVALID_OPERATION;
+    if (atomic_load(&wait_completes) && events != NULL)
+        complete_user_events(n, events);
     atomic_fetch_add(&waiting, 1);
     if (atomic_load(&busy_wait) && n > 0 && events != NULL)
         err = busy_wait_for(n, events);
@@ -220,6 +240,12 @@ latecb_set_busy_wait(int busy)
 {
     pthread_once(&once, init);
     atomic_store(&busy_wait, busy);
+}
+
+void
+latecb_set_wait_completes(int completes)
+{
+    atomic_store(&wait_completes, completes);
 }
 
 void

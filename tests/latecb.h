@@ -40,6 +40,12 @@ void latecb_release(void);
  * registration or wait. Any thread. */
 void latecb_set_busy_wait(int busy);
 
+/* Whether clWaitForEvents first sets every user event in its list to
+ * CL_COMPLETE (those not set yet), so that a wait handed to it ends at
+ * once: too soon for clgc to tell whether the driver's wait sleeps or
+ * spins. Off until set. Any thread. */
+void latecb_set_wait_completes(int completes);
+
 /* How many threads are inside clWaitForEvents now. Any thread. */
 long latecb_waiting(void);
 

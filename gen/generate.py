@@ -213,6 +213,7 @@ def commands_h(reg):
             " the wrappers", " * of platform-only commands only pass them"
             " on. */"]
     out += list(reg.foreign_types().values())
+    out += [""] + _trampoline_decls(reg)
     out += ["", "/* Every wrapper, whatever the OpenCL headers the library is"
             " built with", " * provide (the public header declares only"
             " those they do): the library", " * defines and exports all of"
@@ -262,31 +263,58 @@ def _params(c):
     return ", ".join(p.name for p in c.params)
 
 
+def _trampolined(c):
+    """Whether clgc delivers the command's callback through a trampoline
+    of its own (src/callback.c): every callback but a native kernel's."""
+    return c.lifetime is not None and c.lifetime != "NATIVE"
+
+
+def _trampoline_sig(c):
+    """The two functions of a command's trampoline (_trampoline): the one
+    that calls the user's callback with its arguments, and the one OpenCL
+    calls instead of it."""
+    p = c.callback_param()
+    return (("void", "clgc__r_%s(const struct clgc__callback *cb,"
+             " const void *p)" % c.name),
+            ("void CL_CALLBACK", "clgc__k_%s(%s)" % (c.name, ", ".join(
+                "%s%s%s" % (t, "" if t.endswith("*") else " ", n)
+                for t, n in p.cb_params))))
+
+
+def _trampoline_decls(reg):
+    """For commands.h: each trampolined callback's arguments as a struct,
+    and its two functions, defined in wrappers.c and shared by the layer's
+    entries (layer.c)."""
+    out = ["/* The callbacks clgc delivers (src/callback.c): the arguments"
+           " of each as a", " * struct, and the functions of its"
+           " trampoline (wrappers.c). */",
+           "struct clgc__callback;", "#pragma GCC visibility push(hidden)"]
+    for c in reg.sorted:
+        if not _trampolined(c):
+            continue
+        out += ["struct clgc__v_%s {" % c.name]
+        out += ["    %s%s%s;" % (t, "" if t.endswith("*") else " ", n)
+                for t, n in c.callback_param().cb_params[:-1]]
+        out += ["};"] + ["%s %s;" % sig for sig in _trampoline_sig(c)]
+    return out + ["#pragma GCC visibility pop", ""]
+
+
 def _trampoline(c):
-    """For a command whose callback clgc delivers: the callback's arguments
-    as a struct, the function that calls the user's callback with them, and
+    """For a command whose callback clgc delivers: the function that calls
+    the user's callback with the arguments in its struct (commands.h), and
     the trampoline OpenCL calls instead of it (see src/callback.c)."""
     p = c.callback_param()
     args = p.cb_params[:-1]                     # the last is user_data
-    out = ["/* %s's callback */" % c.name,
-           "struct clgc__v_%s {" % c.name]
-    out += ["    %s%s%s;" % (t, "" if t.endswith("*") else " ", n)
-            for t, n in args]
-    out += ["};", "", "static void",
-            "clgc__r_%s(const struct clgc__callback *cb, const void *p)"
-            % c.name, "{",
+    fire, trampoline = _trampoline_sig(c)
+    return ["/* %s's callback */" % c.name] + list(fire) + ["{",
             "    const struct clgc__v_%s *v = p;" % c.name, "",
             "    ((%s)cb->fn)(%s);" % (
                 p.type, ", ".join(["v->" + n for _, n in args] +
                                   ["cb->data"])),
-            "}", "", "static void CL_CALLBACK",
-            "clgc__k_%s(%s)" % (c.name, ", ".join(
-                "%s%s%s" % (t, "" if t.endswith("*") else " ", n)
-                for t, n in p.cb_params)), "{",
+            "}", ""] + list(trampoline) + ["{",
             "    struct clgc__v_%s v = {%s};" % (
                 c.name, ", ".join(n for _, n in args)), "",
             "    clgc__callback_fire(%s, &v);" % p.cb_params[-1][1], "}", ""]
-    return out
 
 
 def _callback_swap(c):
@@ -370,7 +398,7 @@ def _wrapper(c, layer=False):
     with layer, the OpenCL layer's static entry clgc__l_<name> instead of
     the exported wrapper (see layer_c)."""
     out = ["/* %s */" % c.name]
-    if c.lifetime and c.lifetime != "NATIVE":
+    if _trampolined(c) and not layer:
         out += _trampoline(c)
     out += _call_body(c, layer) + _struct(c)
     assign = "" if c.returns_void else "a->ret = "
@@ -503,7 +531,7 @@ def layer_c(reg):
     if unknown:
         sys.exit("generate.py: tables.ICD_DISPATCH names commands the"
                  " registry lacks: %s" % ", ".join(unknown))
-    out = ['#include "dispatch.h"', ""]
+    out = ['#include "dispatch.h"', '#include "gen/commands.h"', ""]
     out += _guarded_list(reg, _layer_entries(reg), _layer_entry)
     out += ["/* Put the entries into `table`, a copy of the next table, for"
             " the slots the", " * next table fills (`n` of them): a slot"

@@ -339,6 +339,82 @@ typedef struct DXGI_FORMAT DXGI_FORMAT;
 typedef struct D3DFORMAT D3DFORMAT;
 typedef struct VAImageFormat VAImageFormat;
 
+/* The callbacks clgc delivers (src/callback.c): the arguments of each as a
+ * struct, and the functions of its trampoline (wrappers.c). */
+struct clgc__callback;
+#pragma GCC visibility push(hidden)
+struct clgc__v_clBuildProgram {
+    cl_program program;
+};
+void clgc__r_clBuildProgram(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clBuildProgram(cl_program program, void *user_data);
+struct clgc__v_clCompileProgram {
+    cl_program program;
+};
+void clgc__r_clCompileProgram(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clCompileProgram(cl_program program, void *user_data);
+struct clgc__v_clCreateContext {
+    const char *errinfo;
+    const void *private_info;
+    size_t cb;
+};
+void clgc__r_clCreateContext(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clCreateContext(const char *errinfo, const void *private_info, size_t cb, void *user_data);
+struct clgc__v_clCreateContextFromType {
+    const char *errinfo;
+    const void *private_info;
+    size_t cb;
+};
+void clgc__r_clCreateContextFromType(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clCreateContextFromType(const char *errinfo, const void *private_info, size_t cb, void *user_data);
+struct clgc__v_clEnqueueSVMFree {
+    cl_command_queue queue;
+    cl_uint num_svm_pointers;
+    void **svm_pointers;
+};
+void clgc__r_clEnqueueSVMFree(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clEnqueueSVMFree(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data);
+struct clgc__v_clEnqueueSVMFreeARM {
+    cl_command_queue queue;
+    cl_uint num_svm_pointers;
+    void **svm_pointers;
+};
+void clgc__r_clEnqueueSVMFreeARM(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clEnqueueSVMFreeARM(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data);
+struct clgc__v_clLinkProgram {
+    cl_program program;
+};
+void clgc__r_clLinkProgram(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clLinkProgram(cl_program program, void *user_data);
+struct clgc__v_clSetContextDestructorCallback {
+    cl_context context;
+};
+void clgc__r_clSetContextDestructorCallback(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clSetContextDestructorCallback(cl_context context, void *user_data);
+struct clgc__v_clSetEventCallback {
+    cl_event event;
+    cl_int event_command_status;
+};
+void clgc__r_clSetEventCallback(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clSetEventCallback(cl_event event, cl_int event_command_status, void *user_data);
+struct clgc__v_clSetMemObjectDestructorAPPLE {
+    cl_mem memobj;
+};
+void clgc__r_clSetMemObjectDestructorAPPLE(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clSetMemObjectDestructorAPPLE(cl_mem memobj, void *user_data);
+struct clgc__v_clSetMemObjectDestructorCallback {
+    cl_mem memobj;
+};
+void clgc__r_clSetMemObjectDestructorCallback(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clSetMemObjectDestructorCallback(cl_mem memobj, void *user_data);
+struct clgc__v_clSetProgramReleaseCallback {
+    cl_program program;
+};
+void clgc__r_clSetProgramReleaseCallback(const struct clgc__callback *cb, const void *p);
+void CL_CALLBACK clgc__k_clSetProgramReleaseCallback(cl_program program, void *user_data);
+#pragma GCC visibility pop
+
+
 /* Every wrapper, whatever the OpenCL headers the library is built with
  * provide (the public header declares only those they do): the library
  * defines and exports all of them. */

@@ -3,29 +3,9 @@
  * Do not edit: change the generator or its tables and run `make regen`. */
 
 #include "dispatch.h"
+#include "gen/commands.h"
 
 /* clBuildProgram */
-/* clBuildProgram's callback */
-struct clgc__v_clBuildProgram {
-    cl_program program;
-};
-
-static void
-clgc__r_clBuildProgram(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clBuildProgram *v = p;
-
-    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clBuildProgram(cl_program program, void *user_data)
-{
-    struct clgc__v_clBuildProgram v = {program};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_int
 clgc__c_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
@@ -153,27 +133,6 @@ clgc__l_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 #endif
 #if defined(CL_VERSION_1_2)
 /* clCompileProgram */
-/* clCompileProgram's callback */
-struct clgc__v_clCompileProgram {
-    cl_program program;
-};
-
-static void
-clgc__r_clCompileProgram(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clCompileProgram *v = p;
-
-    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clCompileProgram(cl_program program, void *user_data)
-{
-    struct clgc__v_clCompileProgram v = {program};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_int
 clgc__c_clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {
@@ -482,29 +441,6 @@ clgc__l_clCreateCommandQueueWithProperties(cl_context context, cl_device_id devi
 
 #endif
 /* clCreateContext */
-/* clCreateContext's callback */
-struct clgc__v_clCreateContext {
-    const char *errinfo;
-    const void *private_info;
-    size_t cb;
-};
-
-static void
-clgc__r_clCreateContext(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clCreateContext *v = p;
-
-    ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clCreateContext(const char *errinfo, const void *private_info, size_t cb, void *user_data)
-{
-    struct clgc__v_clCreateContext v = {errinfo, private_info, cb};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_context
 clgc__c_clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
@@ -578,29 +514,6 @@ clgc__l_clCreateContext(const cl_context_properties *properties, cl_uint num_dev
 }
 
 /* clCreateContextFromType */
-/* clCreateContextFromType's callback */
-struct clgc__v_clCreateContextFromType {
-    const char *errinfo;
-    const void *private_info;
-    size_t cb;
-};
-
-static void
-clgc__r_clCreateContextFromType(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clCreateContextFromType *v = p;
-
-    ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clCreateContextFromType(const char *errinfo, const void *private_info, size_t cb, void *user_data)
-{
-    struct clgc__v_clCreateContextFromType v = {errinfo, private_info, cb};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_context
 clgc__c_clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type, void (CL_CALLBACK *pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, cl_int *errcode_ret)
 {
@@ -4265,29 +4178,6 @@ clgc__l_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_ob
 
 #if defined(CL_VERSION_2_0)
 /* clEnqueueSVMFree */
-/* clEnqueueSVMFree's callback */
-struct clgc__v_clEnqueueSVMFree {
-    cl_command_queue queue;
-    cl_uint num_svm_pointers;
-    void **svm_pointers;
-};
-
-static void
-clgc__r_clEnqueueSVMFree(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clEnqueueSVMFree *v = p;
-
-    ((void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data))cb->fn)(v->queue, v->num_svm_pointers, v->svm_pointers, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clEnqueueSVMFree(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data)
-{
-    struct clgc__v_clEnqueueSVMFree v = {queue, num_svm_pointers, svm_pointers};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_int
 clgc__c_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -6630,27 +6520,6 @@ clgc__l_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_me
 
 #if defined(CL_VERSION_1_2)
 /* clLinkProgram */
-/* clLinkProgram's callback */
-struct clgc__v_clLinkProgram {
-    cl_program program;
-};
-
-static void
-clgc__r_clLinkProgram(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clLinkProgram *v = p;
-
-    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clLinkProgram(cl_program program, void *user_data)
-{
-    struct clgc__v_clLinkProgram v = {program};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_program
 clgc__c_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data, cl_int *errcode_ret)
 {
@@ -7816,27 +7685,6 @@ clgc__l_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_que
 
 #if defined(CL_VERSION_3_0)
 /* clSetContextDestructorCallback */
-/* clSetContextDestructorCallback's callback */
-struct clgc__v_clSetContextDestructorCallback {
-    cl_context context;
-};
-
-static void
-clgc__r_clSetContextDestructorCallback(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clSetContextDestructorCallback *v = p;
-
-    ((void (CL_CALLBACK *)(cl_context context, void *user_data))cb->fn)(v->context, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clSetContextDestructorCallback(cl_context context, void *user_data)
-{
-    struct clgc__v_clSetContextDestructorCallback v = {context};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_int
 clgc__c_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_notify)(cl_context context, void *user_data), void *user_data)
 {
@@ -8142,27 +7990,6 @@ clgc__l_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, si
 #endif
 #if defined(CL_VERSION_1_1)
 /* clSetMemObjectDestructorCallback */
-/* clSetMemObjectDestructorCallback's callback */
-struct clgc__v_clSetMemObjectDestructorCallback {
-    cl_mem memobj;
-};
-
-static void
-clgc__r_clSetMemObjectDestructorCallback(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clSetMemObjectDestructorCallback *v = p;
-
-    ((void (CL_CALLBACK *)(cl_mem memobj, void *user_data))cb->fn)(v->memobj, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clSetMemObjectDestructorCallback(cl_mem memobj, void *user_data)
-{
-    struct clgc__v_clSetMemObjectDestructorCallback v = {memobj};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_int
 clgc__c_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl_mem memobj, void *user_data), void *user_data)
 {
@@ -8234,27 +8061,6 @@ clgc__l_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_n
 #endif
 #if defined(CL_VERSION_2_2)
 /* clSetProgramReleaseCallback */
-/* clSetProgramReleaseCallback's callback */
-struct clgc__v_clSetProgramReleaseCallback {
-    cl_program program;
-};
-
-static void
-clgc__r_clSetProgramReleaseCallback(const struct clgc__callback *cb, const void *p)
-{
-    const struct clgc__v_clSetProgramReleaseCallback *v = p;
-
-    ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
-}
-
-static void CL_CALLBACK
-clgc__k_clSetProgramReleaseCallback(cl_program program, void *user_data)
-{
-    struct clgc__v_clSetProgramReleaseCallback v = {program};
-
-    clgc__callback_fire(user_data, &v);
-}
-
 static inline cl_int
 clgc__c_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_notify)(cl_program program, void *user_data), void *user_data)
 {

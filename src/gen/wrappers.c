@@ -148,11 +148,7 @@ typedef cl_int (CL_API_CALL *clgc__pfn_clUpdateMutableCommandsKHR)(cl_command_bu
 
 /* clBuildProgram */
 /* clBuildProgram's callback */
-struct clgc__v_clBuildProgram {
-    cl_program program;
-};
-
-static void
+void
 clgc__r_clBuildProgram(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clBuildProgram *v = p;
@@ -160,7 +156,7 @@ clgc__r_clBuildProgram(const struct clgc__callback *cb, const void *p)
     ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clBuildProgram(cl_program program, void *user_data)
 {
     struct clgc__v_clBuildProgram v = {program};
@@ -1040,11 +1036,7 @@ clgc_clCommandSVMMemcpyKHR(cl_command_buffer_khr command_buffer, cl_command_queu
 
 /* clCompileProgram */
 /* clCompileProgram's callback */
-struct clgc__v_clCompileProgram {
-    cl_program program;
-};
-
-static void
+void
 clgc__r_clCompileProgram(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clCompileProgram *v = p;
@@ -1052,7 +1044,7 @@ clgc__r_clCompileProgram(const struct clgc__callback *cb, const void *p)
     ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clCompileProgram(cl_program program, void *user_data)
 {
     struct clgc__v_clCompileProgram v = {program};
@@ -1584,13 +1576,7 @@ clgc_clCreateCommandQueueWithPropertiesKHR(cl_context context, cl_device_id devi
 
 /* clCreateContext */
 /* clCreateContext's callback */
-struct clgc__v_clCreateContext {
-    const char *errinfo;
-    const void *private_info;
-    size_t cb;
-};
-
-static void
+void
 clgc__r_clCreateContext(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clCreateContext *v = p;
@@ -1598,7 +1584,7 @@ clgc__r_clCreateContext(const struct clgc__callback *cb, const void *p)
     ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clCreateContext(const char *errinfo, const void *private_info, size_t cb, void *user_data)
 {
     struct clgc__v_clCreateContext v = {errinfo, private_info, cb};
@@ -1677,13 +1663,7 @@ clgc_clCreateContext(const cl_context_properties *properties, cl_uint num_device
 
 /* clCreateContextFromType */
 /* clCreateContextFromType's callback */
-struct clgc__v_clCreateContextFromType {
-    const char *errinfo;
-    const void *private_info;
-    size_t cb;
-};
-
-static void
+void
 clgc__r_clCreateContextFromType(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clCreateContextFromType *v = p;
@@ -1691,7 +1671,7 @@ clgc__r_clCreateContextFromType(const struct clgc__callback *cb, const void *p)
     ((void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data))cb->fn)(v->errinfo, v->private_info, v->cb, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clCreateContextFromType(const char *errinfo, const void *private_info, size_t cb, void *user_data)
 {
     struct clgc__v_clCreateContextFromType v = {errinfo, private_info, cb};
@@ -6562,13 +6542,7 @@ clgc_clEnqueueReleaseVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl
 
 /* clEnqueueSVMFree */
 /* clEnqueueSVMFree's callback */
-struct clgc__v_clEnqueueSVMFree {
-    cl_command_queue queue;
-    cl_uint num_svm_pointers;
-    void **svm_pointers;
-};
-
-static void
+void
 clgc__r_clEnqueueSVMFree(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clEnqueueSVMFree *v = p;
@@ -6576,7 +6550,7 @@ clgc__r_clEnqueueSVMFree(const struct clgc__callback *cb, const void *p)
     ((void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data))cb->fn)(v->queue, v->num_svm_pointers, v->svm_pointers, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clEnqueueSVMFree(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data)
 {
     struct clgc__v_clEnqueueSVMFree v = {queue, num_svm_pointers, svm_pointers};
@@ -6653,13 +6627,7 @@ clgc_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, 
 
 /* clEnqueueSVMFreeARM */
 /* clEnqueueSVMFreeARM's callback */
-struct clgc__v_clEnqueueSVMFreeARM {
-    cl_command_queue queue;
-    cl_uint num_svm_pointers;
-    void **svm_pointers;
-};
-
-static void
+void
 clgc__r_clEnqueueSVMFreeARM(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clEnqueueSVMFreeARM *v = p;
@@ -6667,7 +6635,7 @@ clgc__r_clEnqueueSVMFreeARM(const struct clgc__callback *cb, const void *p)
     ((void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data))cb->fn)(v->queue, v->num_svm_pointers, v->svm_pointers, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clEnqueueSVMFreeARM(cl_command_queue queue, cl_uint num_svm_pointers, void **svm_pointers, void *user_data)
 {
     struct clgc__v_clEnqueueSVMFreeARM v = {queue, num_svm_pointers, svm_pointers};
@@ -11015,11 +10983,7 @@ clgc_clInitLayerWithProperties(cl_uint num_entries, const cl_icd_dispatch *targe
 
 /* clLinkProgram */
 /* clLinkProgram's callback */
-struct clgc__v_clLinkProgram {
-    cl_program program;
-};
-
-static void
+void
 clgc__r_clLinkProgram(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clLinkProgram *v = p;
@@ -11027,7 +10991,7 @@ clgc__r_clLinkProgram(const struct clgc__callback *cb, const void *p)
     ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clLinkProgram(cl_program program, void *user_data)
 {
     struct clgc__v_clLinkProgram v = {program};
@@ -13124,11 +13088,7 @@ clgc_clSetContentSizeBufferPoCL(cl_mem buffer, cl_mem content_size_buffer)
 
 /* clSetContextDestructorCallback */
 /* clSetContextDestructorCallback's callback */
-struct clgc__v_clSetContextDestructorCallback {
-    cl_context context;
-};
-
-static void
+void
 clgc__r_clSetContextDestructorCallback(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clSetContextDestructorCallback *v = p;
@@ -13136,7 +13096,7 @@ clgc__r_clSetContextDestructorCallback(const struct clgc__callback *cb, const vo
     ((void (CL_CALLBACK *)(cl_context context, void *user_data))cb->fn)(v->context, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clSetContextDestructorCallback(cl_context context, void *user_data)
 {
     struct clgc__v_clSetContextDestructorCallback v = {context};
@@ -13638,11 +13598,7 @@ clgc_clSetKernelExecInfoARM(cl_kernel kernel, cl_kernel_exec_info_arm param_name
 
 /* clSetMemObjectDestructorAPPLE */
 /* clSetMemObjectDestructorAPPLE's callback */
-struct clgc__v_clSetMemObjectDestructorAPPLE {
-    cl_mem memobj;
-};
-
-static void
+void
 clgc__r_clSetMemObjectDestructorAPPLE(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clSetMemObjectDestructorAPPLE *v = p;
@@ -13650,7 +13606,7 @@ clgc__r_clSetMemObjectDestructorAPPLE(const struct clgc__callback *cb, const voi
     ((void (CL_CALLBACK *)(cl_mem memobj, void *user_data))cb->fn)(v->memobj, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clSetMemObjectDestructorAPPLE(cl_mem memobj, void *user_data)
 {
     struct clgc__v_clSetMemObjectDestructorAPPLE v = {memobj};
@@ -13728,11 +13684,7 @@ clgc_clSetMemObjectDestructorAPPLE(cl_mem memobj, void (CL_CALLBACK *pfn_notify)
 
 /* clSetMemObjectDestructorCallback */
 /* clSetMemObjectDestructorCallback's callback */
-struct clgc__v_clSetMemObjectDestructorCallback {
-    cl_mem memobj;
-};
-
-static void
+void
 clgc__r_clSetMemObjectDestructorCallback(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clSetMemObjectDestructorCallback *v = p;
@@ -13740,7 +13692,7 @@ clgc__r_clSetMemObjectDestructorCallback(const struct clgc__callback *cb, const 
     ((void (CL_CALLBACK *)(cl_mem memobj, void *user_data))cb->fn)(v->memobj, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clSetMemObjectDestructorCallback(cl_mem memobj, void *user_data)
 {
     struct clgc__v_clSetMemObjectDestructorCallback v = {memobj};
@@ -13869,11 +13821,7 @@ clgc_clSetPerfHintQCOM(cl_context context, cl_perf_hint_qcom perf_hint)
 
 /* clSetProgramReleaseCallback */
 /* clSetProgramReleaseCallback's callback */
-struct clgc__v_clSetProgramReleaseCallback {
-    cl_program program;
-};
-
-static void
+void
 clgc__r_clSetProgramReleaseCallback(const struct clgc__callback *cb, const void *p)
 {
     const struct clgc__v_clSetProgramReleaseCallback *v = p;
@@ -13881,7 +13829,7 @@ clgc__r_clSetProgramReleaseCallback(const struct clgc__callback *cb, const void 
     ((void (CL_CALLBACK *)(cl_program program, void *user_data))cb->fn)(v->program, cb->data);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 clgc__k_clSetProgramReleaseCallback(cl_program program, void *user_data)
 {
     struct clgc__v_clSetProgramReleaseCallback v = {program};

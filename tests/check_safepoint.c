@@ -1209,8 +1209,12 @@ threads_suite(void)
      * slow under the sanitizers. */
     tc = tcase_create("pocl callback");
     tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, callback_on_pocl_thread_parks_for_collections);
-    tcase_add_test(tc, pocl_thread_after_callback_never_delays_collections);
+    test_add_pocl_test(tc, callback_on_pocl_thread_parks_for_collections,
+                       "PoCL calls one event's callbacks in order on one "
+                       "thread");
+    test_add_pocl_test(tc, pocl_thread_after_callback_never_delays_collections,
+                       "PoCL calls one event's callbacks in order on one "
+                       "thread");
     suite_add_tcase(s, tc);
     return s;
 }

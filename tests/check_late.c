@@ -27,6 +27,19 @@ learned(struct test_device *d)
     return test_driver_info(d).learned;
 }
 
+/* Open d under callbacks ms late (ms < 0: held until released), the
+ * vehicle's clWaitForEvents busy or not, and learn its platform late. */
+static void
+open_learned_late(struct test_device *d, long ms, int busy)
+{
+    latecb_set_ms(ms);
+    latecb_set_busy_wait(busy);
+    test_device_open(d, 64);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    test_learn_driver(d);
+    ck_assert_int_eq(learned(d), CLGC_WAIT_DRIVER_LATE);
+}
+
 static unsigned
 samples(struct test_device *d)
 {
@@ -213,11 +226,7 @@ START_TEST(late_callbacks_are_learned_late)
     struct test_device d;
     clgc_wait_driver_info_t info;
 
-    latecb_set_ms(20);
-    latecb_set_busy_wait(1);
-    test_device_open(&d, 64);
-    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    test_learn_driver(&d);
+    open_learned_late(&d, 20, 1);
     info = test_driver_info(&d);
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LATE);
     ck_assert_int_eq(info.strategy, CLGC_WAIT_BACKOFF);
@@ -254,12 +263,7 @@ START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
     struct test_device d;
     clgc_wait_driver_info_t info;
 
-    latecb_set_ms(20);
-    latecb_set_busy_wait(0);
-    test_device_open(&d, 64);
-    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    test_learn_driver(&d);
-    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    open_learned_late(&d, 20, 0);
     ck_assert_int_eq(test_driver_info(&d).own, CLGC_WAIT_OWN_LEARNING);
     test_learn_own_wait(&d);
     info = test_driver_info(&d);
@@ -348,12 +352,7 @@ START_TEST(an_own_wait_that_never_tells_is_avoided)
     cl_int err;
     int tries = 0;
 
-    latecb_set_ms(20);
-    latecb_set_busy_wait(0);
-    test_device_open(&d, 64);
-    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    test_learn_driver(&d);
-    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    open_learned_late(&d, 20, 0);
     latecb_set_wait_completes(1);
     while (tries < 64 && test_driver_info(&d).own == CLGC_WAIT_OWN_LEARNING) {
         cl_event gate = clCreateUserEvent(d.context, &err);
@@ -383,12 +382,7 @@ START_TEST(held_callbacks_are_learned_late)
 {
     struct test_device d;
 
-    latecb_set_ms(-1);
-    latecb_set_busy_wait(1);
-    test_device_open(&d, 64);
-    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
-    test_learn_driver(&d);
-    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
+    open_learned_late(&d, -1, 1);
     test_learn_own_wait(&d);
     ck_assert_int_eq(test_driver_info(&d).own, CLGC_WAIT_OWN_AVOIDED);
     ck_assert_int_eq(wait_gated(&d), CLGC_WAIT_PATH_BACKOFF);

@@ -7,12 +7,8 @@ layer=$PWD/.libs/libclgc-layer.so
 prog=./tests/layerprog
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-status=0
-
-fail() {
-    echo "FAIL: $*"
-    status=1
-}
+# fail, same and $status.
+. "$(dirname "$0")/testlib.sh"
 
 # Each call reaches the stub once, inside exactly one region, with the
 # layer (the plain waits: the cooperative ones ask the stub's events for
@@ -21,8 +17,7 @@ OPENCL_LAYERS=$layer CLGC_LAYER_WAIT=plain $prog stub 1 >"$tmp/with" ||
     fail "layerprog with the layer: $(cat "$tmp/with")"
 $prog stub -1 >"$tmp/without" ||
     fail "layerprog without the layer: $(cat "$tmp/without")"
-cmp -s "$tmp/with" "$tmp/without" ||
-    fail "results differ with the layer: $(diff "$tmp/without" "$tmp/with")"
+same "results differ with the layer" "$tmp/without" "$tmp/with"
 
 # A program that installs its own runtime keeps it: each direct call
 # comes in one of its regions, with or without CLGC_RUNTIME.
@@ -47,8 +42,7 @@ fi
 # The cooperative waits answer bad input as the driver's waits do.
 OPENCL_LAYERS=$layer $prog bad >"$tmp/bad1" || fail "layerprog bad, layer"
 $prog bad >"$tmp/bad0" || fail "layerprog bad"
-cmp -s "$tmp/bad0" "$tmp/bad1" ||
-    fail "bad input answered otherwise: $(diff "$tmp/bad0" "$tmp/bad1")"
+same "bad input answered otherwise" "$tmp/bad0" "$tmp/bad1"
 
 # Handles that are no OpenCL object, refused by the layer's entries as by
 # the wrappers (the loader alone would call through them); the layer's
@@ -73,8 +67,7 @@ elif command -v clinfo >/dev/null 2>&1; then
     OCL_ICD_VENDORS=$tmp/vendors OPENCL_LAYERS=$layer clinfo \
         >"$tmp/clinfo1" 2>&1 ||
         fail "clinfo with the layer"
-    cmp -s "$tmp/clinfo0" "$tmp/clinfo1" ||
-        fail "clinfo differs with the layer"
+    same "clinfo differs with the layer" "$tmp/clinfo0" "$tmp/clinfo1"
 fi
 
 # A second copy of the layer says so and passes calls through (the same

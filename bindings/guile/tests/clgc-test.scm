@@ -6,7 +6,7 @@
   #:use-module (clgc)
   #:use-module (clgc-check)
   #:use-module (rnrs bytevectors)
-  #:re-export (check check-raises test-exit collect-while)
+  #:re-export (check check-raises test-exit fail! spawn await collect-while)
   #:export (pocl-device pocl-context floats->bytevector bytevector->floats
             saxpy-source slow-source))
 

@@ -14,6 +14,10 @@
              (ice-9 atomic) (clgc-check))
 
 (define with-layer? (not (member "--without-layer" (command-line))))
+;; --break-build: a kernel the compiler rejects, so that the worker
+;; thread's build fails (harness.scm: the test must then fail at once,
+;; not wait for the worker for ever).
+(define break-build? (member "--break-build" (command-line)))
 
 ;; The environment the layer reads at the process's first OpenCL call
 ;; (the loader initialises its layers there): set before it.
@@ -40,6 +44,7 @@
 (define-cl clCreateCommandQueue '* ('* '* uint64 '*))
 (define-cl clCreateProgramWithSource '* ('* uint32 '* '* '*))
 (define-cl clBuildProgram int32 ('* uint32 '* '* '* '*))
+(define-cl clGetProgramBuildInfo int32 ('* '* uint32 size_t '* '*))
 (define-cl clCreateKernel '* ('* '* '*))
 (define-cl clCreateBuffer '* ('* uint64 size_t '* '*))
 (define-cl clSetKernelArg int32 ('* uint32 size_t '*))
@@ -64,8 +69,7 @@
 
 (define (ok! what err)
   (unless (zero? err)
-    (format #t "FAIL: ~a: ~a\n" what err)
-    (exit 1)))
+    (fail! "~a: ~a" what err)))
 
 ;; A pointer out-parameter and an error-code out-parameter.
 (define (slot) (make-bytevector 8 0))
@@ -94,9 +98,24 @@
                 p
                 (loop (+ i 1))))))))
 
-(define kernel-source "
+(define kernel-source
+  (if break-build?
+      "__kernel void k(__global int *a) { a[get_global_id(0)] = ; }"
+      "
 __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
-")
+"))
+
+;; The program's build log for its one device, as a string.
+(define CL_PROGRAM_BUILD_LOG #x1183)
+(define (build-log program)
+  (let ((size (slot)))
+    (clGetProgramBuildInfo program device CL_PROGRAM_BUILD_LOG 0 %null-pointer
+                           (bytevector->pointer size))
+    (let ((log (make-bytevector (max 1 (bytevector-u64-native-ref size 0)) 0)))
+      (clGetProgramBuildInfo program device CL_PROGRAM_BUILD_LOG
+                             (bytevector-length log) (bytevector->pointer log)
+                             %null-pointer)
+      (pointer->string (bytevector->pointer log)))))
 
 ;; The callback: where it ran, and that Scheme could allocate there.
 (define main-thread (current-thread))
@@ -142,9 +161,11 @@ __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
                    context 1 (bytevector->pointer (pointers src))
                    %null-pointer (bytevector->pointer err))))
     (ok! "clCreateProgramWithSource" (slot-int err))
-    (ok! "clBuildProgram"
-         (clBuildProgram program 1 (bytevector->pointer (pointers device))
-                         %null-pointer %null-pointer %null-pointer))
+    (let ((err (clBuildProgram program 1 (bytevector->pointer (pointers device))
+                               %null-pointer %null-pointer %null-pointer)))
+      (unless (zero? err)
+        (fail! "clBuildProgram: ~a; the build log:\n~a" err
+               (build-log program))))
     (let* ((kernel (clCreateKernel program (string->pointer "k")
                                    (bytevector->pointer err)))
            (buf (clCreateBuffer context CL_MEM_WRITE_ONLY 16 %null-pointer
@@ -179,7 +200,7 @@ __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
       (clReleaseProgram program)
       (list (gc-suspensions) (bytevector-s32-native-ref out 12)))))
 
-(define worker (call-with-new-thread work))
+(define worker (spawn work))
 ;; Collect while the worker is in clWaitForEvents: the gate holds its
 ;; kernel back until the collections are done, whatever the machine's
 ;; speed.
@@ -196,12 +217,9 @@ __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
 (if with-layer?
     (begin
       (check "the OpenCL thread was never suspended" (= (car result) 0))
-      ;; The callback comes after the wait returns: wait for it (the test
-      ;; harness's timeout bounds a callback that never comes).
-      (let loop ()
-        (when (zero? (atomic-box-ref callback-runs))
-          (usleep 1000)
-          (loop)))
+      ;; The callback comes after the wait returns: wait for it.
+      (await "the Scheme callback"
+             (lambda () (positive? (atomic-box-ref callback-runs))))
       (check "the Scheme callback ran once, in Guile"
              (= (atomic-box-ref callback-runs) 1000))
       (check "on a thread of PoCL's, not the program's"

@@ -31,7 +31,7 @@
          (gate (make-user-event context))
          (stats (make-atomic-box #f))
          (worker
-          (call-with-new-thread
+          (spawn
            (lambda ()
              (gc-watch-current-thread!)
              (atomic-box-set! busy 'build)

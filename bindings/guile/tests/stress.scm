@@ -47,7 +47,7 @@
 (define stop (make-atomic-box #f))
 (define collections (make-atomic-box 0))
 (define collector
-  (call-with-new-thread
+  (spawn
    (lambda ()
      (let loop ()
        (unless (atomic-box-ref stop)
@@ -59,10 +59,13 @@
 (set-user-event-status! gate 'complete)
 (finish queue)
 (with-mutex lock
-  (let loop ()
+  (let loop ((seconds 0))
     (when (< calls count)
-      (wait-condition-variable all-done lock)
-      (loop))))
+      (when (> seconds 120)
+        (fail! "gave up after 120 s waiting for the callbacks: ~a of ~a ran"
+               calls count))
+      (wait-condition-variable all-done lock (+ (current-time) 1))
+      (loop (+ seconds 1)))))
 (atomic-box-set! stop #t)
 (join-thread collector)
 (gc) (gc)

@@ -21,6 +21,22 @@ function lib.ok(cond, what)
     end
 end
 
+-- Wait for another thread's progress: call step() until cond() holds.
+-- The bound is no timing assertion: far above what any wait takes, it
+-- turns a wait that would never end into an error that says what was
+-- awaited. CLGC_TEST_WAIT_BOUND: the bound in seconds (default 120).
+lib.wait_bound = tonumber(os.getenv("CLGC_TEST_WAIT_BOUND")) or 120
+function lib.wait_until(what, cond, step)
+    local deadline = os.time() + lib.wait_bound
+    while not cond() do
+        if os.time() > deadline then
+            error(("gave up after %d s waiting for %s"):format(
+                lib.wait_bound, what), 2)
+        end
+        step()
+    end
+end
+
 -- f() must raise an error whose message contains every pattern (plain).
 function lib.raises(f, ...)
     local ok, err = pcall(f)

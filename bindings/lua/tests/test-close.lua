@@ -22,14 +22,14 @@ else
     local u = shared()
     lib.ok(u ~= nil, "the shared event")
     -- State 1 is closing; its queue cannot close before the event is set.
-    while clgc.reapers() == 0 do
-        clgc.sleep(0.001)
-    end
+    lib.wait_until("state 1's queue to be left open", function()
+        return clgc.reapers() > 0
+    end, function() clgc.sleep(0.001) end)
     lib.eq(clgc.reapers(), 1, "one queue left open by a closed state")
     lib.eq(clgc.call("clSetUserEventStatus", u, 0), 0, "set it complete")
-    while clgc.reapers() > 0 do
-        clgc.sleep(0.001)
-    end
+    lib.wait_until("the orphaned queue to close", function()
+        return clgc.reapers() == 0
+    end, function() clgc.sleep(0.001) end)
     lib.eq(clgc.reapers(), 0, "the orphaned queue closed")
     lib.eq(clgc.call("clReleaseEvent", u), 0, "our reference")
     lib.eq(clgc.drain(), 0, "nothing reached this state")

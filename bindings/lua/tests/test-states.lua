@@ -30,10 +30,12 @@ for i = 1, N do
         clgc.drain()
     end
 end
-while calls < N or posts < N do
+lib.wait_until("state " .. me .. "'s callbacks and completions", function()
+    return calls >= N and posts >= N
+end, function()
     clgc.poll(1)
     clgc.drain()
-end
+end)
 lib.eq(calls, N, "state " .. me .. ": its callbacks")
 lib.eq(posts, N, "state " .. me .. ": its completions")
 barrier()

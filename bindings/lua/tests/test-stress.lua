@@ -37,11 +37,13 @@ local function count(t)
     end
     return n
 end
-while count(calls) < N or count(posts) < N do
+lib.wait_until("every callback and completion", function()
+    return count(calls) >= N and count(posts) >= N
+end, function()
     clgc.poll(1)
     clgc.drain()
     collectgarbage("step")
-end
+end)
 for i = 1, N do
     lib.eq(calls[i], 1, "callback " .. i)
     lib.eq(posts[i], 1, "completion " .. i)

@@ -537,6 +537,7 @@ main(void)
         return EXIT_FAILURE;
     }
     tcase_set_timeout(tc, 120);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, pocl_is_learned_prompt);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);

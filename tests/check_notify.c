@@ -579,6 +579,7 @@ clgc_make_notify_suite(void)
     TCase *tc = tcase_create("async");
 
     tcase_set_timeout(tc, 120);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, raw_handler_runs_once_with_the_status);
     tcase_add_test(tc, failure_is_delivered_by_the_watcher);
     /* PoCL calls back inside the registration, which is what it checks;

@@ -293,6 +293,7 @@ clgc_make_threads_suite(void)
     TCase *tc = tcase_create("concurrent");
 
     tcase_set_timeout(tc, 120);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     test_add_pocl_test(tc, wrappers_from_many_threads,
                        "PoCL's own extension clSetContentSizeBufferPoCL");
     tcase_add_test(tc, threads_exiting_attached_are_detached);

@@ -461,6 +461,7 @@ clgc_make_wait_suite(void)
     TCase *tc = tcase_create("cooperative");
 
     tcase_set_timeout(tc, 120);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, wait_sleeps_until_the_callback);
     tcase_add_test(tc, wait_for_a_done_event_polls);
     tcase_add_test(tc, failed_commands_report_their_error);
@@ -474,6 +475,7 @@ clgc_make_wait_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("environment");
     tcase_set_timeout(tc, 120);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, poll_budget_from_the_environment);
     suite_add_tcase(s, tc);
     return s;

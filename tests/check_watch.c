@@ -347,6 +347,7 @@ main(void)
         return EXIT_FAILURE;
     }
     tcase_set_timeout(tc, 120);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, the_watcher_costs_little);
     tcase_add_test(tc, a_late_wait_callback_is_harmless);
     tcase_add_test(tc, a_late_notification_callback_is_harmless);

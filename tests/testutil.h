@@ -58,6 +58,11 @@ cl_device_type test_device_type(void);
  * CLGC_TEST_PLATFORM says otherwise), made with the raw calls. */
 cl_context test_pocl_context(void);
 
+/* The Check tag of the test cases that race threads (PoCL's, clgc's
+ * watcher, the tests' own): `run` runs these, and no other test case of
+ * the Check programs, again under ThreadSanitizer (CK_INCLUDE_TAGS). */
+#define TEST_TAG_THREADED "threaded"
+
 /* Add a test that relies on what PoCL 3.1 does and OpenCL does not
  * promise (a callback on the calling thread, native kernels, no callback
  * for a failed user event): always here; when CLGC_TEST_PLATFORM chose

@@ -384,13 +384,16 @@ clgc__driver_own(int platform)
     return atomic_load_explicit(&d->own, memory_order_relaxed);
 }
 
-/* A wait handed to the driver's clWaitForEvents took wall ns, cpu ns of
- * them in the thread's CPU. It slept if it spent under an eighth of it:
- * PoCL's, which sleeps on a condition variable, spends 5 to 25 us on any
- * wait, NVIDIA's 90% of it. Between the two, or shorter than
- * CLGC__OWN_MIN_NS, the sample says nothing. */
+/* A wait handed to the driver's clWaitForEvents took wall ns, and the
+ * thread was runnable (on a CPU or waiting for one) for busy ns of them.
+ * It slept if it was runnable under an eighth of it: PoCL's, which sleeps
+ * on a condition variable, runs 5 to 25 us on any wait, NVIDIA's
+ * busy-waits all of it. Counting the time spent waiting for a CPU keeps a
+ * busy wait busy on a loaded machine, where it runs a fraction of the
+ * time. Between the two, or shorter than CLGC__OWN_MIN_NS, the sample
+ * says nothing. */
 void
-clgc__driver_own_sample(int platform, long wall, long cpu)
+clgc__driver_own_sample(int platform, long wall, long busy)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
     int own = CLGC_WAIT_OWN_LEARNING;
@@ -398,9 +401,9 @@ clgc__driver_own_sample(int platform, long wall, long cpu)
     clgc__driver_lock(d);
     if (atomic_load(&d->own) == CLGC_WAIT_OWN_LEARNING) {
         d->own_tries++;
-        if (wall >= CLGC__OWN_MIN_NS && cpu * 4 >= wall)
+        if (wall >= CLGC__OWN_MIN_NS && busy * 4 >= wall)
             d->own_busy++;
-        else if (wall >= CLGC__OWN_MIN_NS && cpu * 8 < wall)
+        else if (wall >= CLGC__OWN_MIN_NS && busy * 8 < wall)
             d->own_sleeps++;
         if (d->own_sleeps + d->own_busy >= CLGC__OWN_SAMPLES)
             own = d->own_sleeps > d->own_busy ? CLGC_WAIT_OWN_USED

@@ -344,8 +344,9 @@ void clgc__driver_called(int platform, uintptr_t key);
  * _AVOIDED otherwise (also when the platform is not learned late, or the
  * strategy is forced). */
 int clgc__driver_own(int platform);
-/* A sample: a wait in it took wall ns, cpu ns of the thread's CPU. */
-void clgc__driver_own_sample(int platform, long wall, long cpu);
+/* A sample: a wait in it took wall ns, busy ns of them with the thread
+ * runnable (on a CPU or waiting for one). */
+void clgc__driver_own_sample(int platform, long wall, long busy);
 void clgc__driver_info(int platform, clgc_wait_driver_info_t *info);
 void clgc__strategy_set(clgc_wait_strategy_t strategy);
 

@@ -32,6 +32,7 @@
  * too, from waits that hand it their rest: clgc__own_wait), the wait is
  * that, with no looks to take CPU from the driver's threads. */
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -513,19 +514,54 @@ out:
 
 /* The rest of the wait in the driver's clWaitForEvents, a sample of it
  * while the platform's own wait is learned. */
+/* How long the calling thread has been runnable, in ns: on a CPU, or
+ * waiting in a run queue for one (Linux's schedstat); -1 where the
+ * kernel does not say. A thread that busy-waits is runnable all along
+ * however loaded the machine, while its CPU time is whatever share of a
+ * CPU it got. No allocation: the waits that sample allocate nothing. */
+static long
+clgc__runnable_ns(void)
+{
+    char buf[128], *end;
+    unsigned long long on_cpu, queued;
+    ssize_t n;
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    on_cpu = strtoull(buf, &end, 10);
+    queued = strtoull(end, &end, 10);
+    return (long)(on_cpu + queued);
+}
+
+/* A wait handed to the driver's own clWaitForEvents, sampled for how it
+ * waits (clgc__driver_own_sample) when asked: its wall time, and the
+ * thread's runnable time in it, or its CPU time where the kernel does
+ * not give the former. */
 static void
 clgc__own_wait(struct clgc__wait_args *a, int platform, int sample)
 {
-    long t0 = 0, c0 = 0;
+    long t0 = 0, c0 = 0, r0 = -1, r1, busy;
 
     if (sample) {
         t0 = clgc__clock_ns(CLOCK_MONOTONIC);
         c0 = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        r0 = clgc__runnable_ns();
     }
     CLGC__CL(clWaitForEvents)(a->n, a->events);
-    if (sample)
+    if (sample) {
+        r1 = clgc__runnable_ns();
+        busy = r0 >= 0 && r1 >= r0
+                   ? r1 - r0
+                   : clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         clgc__driver_own_sample(platform, clgc__clock_ns(CLOCK_MONOTONIC) - t0,
-                                clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
+                                busy);
+    }
 }
 
 static void *

@@ -144,8 +144,9 @@ typedef enum clgc_wait_driver {
  * busy-waits (NVIDIA's), the backoff schedule costs a fraction of its
  * CPU. While it is learned, a wait on a late platform that has polled for
  * 100 us hands the rest of the wait to clWaitForEvents and measures it:
- * 400 us or more of it at under an eighth of that in the thread's CPU is
- * a sample that it sleeps; a quarter or more in CPU, that it busy-waits.
+ * 400 us or more of it with the thread runnable (on a CPU, or waiting for
+ * one on a loaded machine) under an eighth of that is a sample that it
+ * sleeps; runnable a quarter or more, that it busy-waits.
  * 4 such samples decide; 32 sampled waits without them leave it avoided.
  * (clgc takes a driver's wait that sleeps to wake when the command is
  * done, as PoCL's does; one that slept until its late callbacks would be

@@ -161,8 +161,17 @@ __kernel void k(__global int *a) { a[get_global_id(0)] = 7; }
                    context 1 (bytevector->pointer (pointers src))
                    %null-pointer (bytevector->pointer err))))
     (ok! "clCreateProgramWithSource" (slot-int err))
+    ;; Without the layer, no collection may come during the raw build: it
+    ;; would stop this thread with bdwgc's signals, and PoCL's LLVM, whose
+    ;; handlers it installed when the device was opened, takes the restart
+    ;; signal (SIGXCPU) for a fatal one and deletes the build's temporary
+    ;; files, failing the build ("unable to rename temporary"). With the
+    ;; layer the build is in a safe region. What this run compares is the
+    ;; wait.
+    (unless with-layer? (gc-disable))
     (let ((err (clBuildProgram program 1 (bytevector->pointer (pointers device))
                                %null-pointer %null-pointer %null-pointer)))
+      (unless with-layer? (gc-enable))
       (unless (zero? err)
         (fail! "clBuildProgram: ~a; the build log:\n~a" err
                (build-log program))))

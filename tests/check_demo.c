@@ -1,6 +1,6 @@
 /* clgc-demo shows what it claims. The demo runs once, with --json and a
  * 150 ms kernel, before the tests (an unchecked fixture); each test checks
- * one claim on the lines it printed. As in check_safepoint.c's ticker
+ * one claim on the lines it printed. As in check_safepoint_order.c's ticker
  * test, the assertions compare counts that the mechanism fixes, never
  * times:
  *

@@ -2,7 +2,7 @@
 #define CLGC_TESTS_GCEVENTS_H
 
 /* bdwgc's own account of which threads its collections stop, for the tests
- * (tests/check_boehm.c) and clgc-demo: a count of how often one watched
+ * (tests/check_boehm*.c) and clgc-demo: a count of how often one watched
  * thread was sent the suspend signal. A thread inside a safe region (inside
  * GC_do_blocking) gets none, so the count shows whether clgc put a thread
  * there, without any timing. Built only with bdwgc. */

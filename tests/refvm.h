@@ -22,7 +22,7 @@
  * by holding it in one of its REFVM_ROOTS root slots; the collector marks
  * the objects in the slots of registered threads and frees the rest.
  *
- * The tests (tests/check_safepoint.c) and clgc-bench gc use it. It is a
+ * The tests (tests/check_safepoint*.c) and clgc-bench gc use it. It is a
  * test fixture, not part of the library. */
 
 #include "clgc.h"

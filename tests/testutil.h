@@ -80,12 +80,37 @@ struct test_setter {
 };
 void *test_set_status(void *setter);
 
+/* Waiting for another thread: a driver's callback thread (PoCL calls a
+ * user event's callbacks inside clSetUserEventStatus, NVIDIA 10 to 20 ms
+ * later on a thread of its own), or a helper. A bound that only a hang
+ * reaches, never a measure:
+ *
+ *     struct test_await w = test_await_start();
+ *
+ *     while (atomic_load(&calls) < n)
+ *         test_await_nap(&w, "%u handlers to run (%u ran)", n,
+ *                        atomic_load(&calls));
+ *
+ * test_await_nap yields the processor (after a thousand naps it sleeps a
+ * millisecond) and, once the test has waited TEST_AWAIT_S seconds (times
+ * CK_TIMEOUT_MULTIPLIER, as Check's timeouts are), fails it with
+ * "waited N s for " and the message: what it waited for and what it
+ * saw. */
+#define TEST_AWAIT_S 30
+struct test_await {
+    long deadline_ns;
+    unsigned long naps;
+};
+struct test_await test_await_start(void);
+void test_await_nap(struct test_await *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Wait until PoCL holds no reference to an event of a command it ran.
  * It drops its own last, after the command's callbacks have returned and
  * the command's other references (its kernel's) are gone; until then
  * the thread that ran the callbacks is still at work in PoCL, and the
  * process must not exit (with ASan, glibc's exit handlers then crash at
- * times). The caller holds a reference. */
+ * times). The caller holds a reference. Bounded (test_await). */
 void test_event_let_go(cl_event event);
 
 /* The event's CL_EVENT_COMMAND_EXECUTION_STATUS, asserting the query

@@ -85,6 +85,38 @@ boehm_data_lost(unsigned n)
     return lost;
 }
 
+/* How many of the first n objects bdwgc reclaimed before their handlers
+ * had them intact: those not delivered yet, and those delivered broken.
+ * Once a handler has run, clgc frees its record and the object may go. */
+static unsigned
+boehm_data_lost_early(unsigned n)
+{
+    unsigned lost = 0;
+
+    for (unsigned i = 0; i < n; i++)
+        lost += boehm_data_links[i] == NULL &&
+                atomic_load(&boehm_data_intact[i]) == 0;
+    return lost;
+}
+
+/* How many handlers have run. */
+static unsigned
+boehm_data_ran(void)
+{
+    return atomic_load(&boehm_data_calls);
+}
+
+/* Until n handlers have run: on PoCL they have, inside
+ * clSetUserEventStatus; on NVIDIA its own thread runs them later. */
+static void
+boehm_data_await(unsigned n)
+{
+    struct test_await w = test_await_start();
+
+    while (boehm_data_ran() < n)
+        test_await_nap(&w, "%u handlers to run (%u ran)", n, boehm_data_ran());
+}
+
 /* Collect, and allocate objects of the same size, filled with something
  * else, so that a reclaimed object's memory is reused before its handler
  * reads it. */
@@ -104,16 +136,21 @@ boehm_data_churn(void)
     boehm_collect(2);
 }
 
-/* Every one of the first n objects was delivered once, intact, and none
- * was reclaimed. */
+/* Every one of the first n objects was delivered once, intact. (That
+ * none was reclaimed before: boehm_data_lost_early.) */
 static void
 boehm_data_check(unsigned n)
 {
-    ck_assert_uint_eq(atomic_load(&boehm_data_calls), n);
-    ck_assert_uint_eq(atomic_load(&boehm_data_broken), 0);
-    for (unsigned i = 0; i < n; i++)
-        ck_assert_uint_eq(atomic_load(&boehm_data_intact[i]), 1);
-    ck_assert_uint_eq(boehm_data_lost(n), 0);
+    unsigned ran = boehm_data_ran(), broken = atomic_load(&boehm_data_broken);
+
+    ck_assert_uint_eq(ran, n);
+    ck_assert_uint_eq(broken, 0);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned intact = atomic_load(&boehm_data_intact[i]);
+
+        ck_assert_msg(intact == 1, "object %u of %u delivered intact %u times",
+                      i, n, intact);
+    }
 }
 
 /* clgc_queue_create and clgc_queue_drain, in one place each. */
@@ -218,7 +255,13 @@ boehm_data_register(enum boehm_data_path path, unsigned i, cl_event gate,
  * the handlers run (and, for queues, again between completion and drain),
  * then the checks. Returns how many objects bdwgc reclaimed before their
  * handlers could run; with the adapter's record hooks, asserts that there
- * were none, and that the objects are reclaimed once the handlers ran. */
+ * were none, and that the objects are reclaimed once the handlers ran.
+ *
+ * The driver calls clgc back when the gate completes: PoCL inside
+ * clSetUserEventStatus, on the thread that sets the status; NVIDIA later,
+ * on a thread of its own. So the test waits for the handlers (bounded),
+ * and drains a queue until every handler has run in it, with collections
+ * before each drain. */
 static unsigned
 boehm_data_run(enum boehm_data_path path, unsigned n, int hooks)
 {
@@ -252,19 +295,32 @@ boehm_data_run(enum boehm_data_path path, unsigned n, int hooks)
     /* Nothing has run: the only references to the objects are in clgc's
      * records. */
     boehm_data_churn();
-    ck_assert_uint_eq(atomic_load(&boehm_data_calls), 0);
-    lost = boehm_data_lost(n);
-    /* PoCL calls a user event's callbacks on the thread that sets its
-     * status, before clSetUserEventStatus returns. */
+    ck_assert_uint_eq(boehm_data_ran(), 0);
+    lost = boehm_data_lost_early(n);
     ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
     if (queued) {
-        ck_assert_uint_eq(atomic_load(&boehm_data_calls), 0);
-        boehm_data_churn();
-        lost = boehm_data_lost(n);
-        ck_assert_uint_eq(boehm_drain(q), n);
+        struct test_await w = test_await_start();
+        unsigned drained = 0;
+
+        /* The handlers run in the drains only, whenever the driver has
+         * called clgc back. */
+        ck_assert_uint_eq(boehm_data_ran(), 0);
+        for (;;) {
+            boehm_data_churn();
+            lost = boehm_data_lost_early(n);
+            drained += boehm_drain(q);
+            if (drained >= n)
+                break;
+            test_await_nap(&w, "%u handlers to reach the queue (%u drained)", n,
+                           drained);
+        }
+        ck_assert_uint_eq(drained, n);
         ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
     }
-    ck_assert_uint_eq(atomic_load(&boehm_data_calls), n);
+    boehm_data_await(n);
+    ck_assert_uint_eq(boehm_data_ran(), n);
+    /* clgc and the driver let go of the gate once the handlers are over. */
+    test_event_let_go(gate);
     if (hooks) {
         ck_assert_uint_eq(lost, 0);
         boehm_data_check(n);
@@ -431,13 +487,56 @@ START_TEST(test_data_without_record_hooks_is_reclaimed)
 }
 END_TEST
 
+/* The thread that sets a user event's status, while it does: a handler
+ * that runs there then runs inside clgc_clSetUserEventStatus, as PoCL
+ * runs a user event's callbacks. */
+static pthread_t boehm_setter;
+static atomic_int boehm_setting;
+static atomic_uint boehm_calls_inline;
+
 static void
 boehm_count_handler(cl_event event, cl_int status, void *data)
 {
     (void)event;
     (void)status;
     (void)data;
+    if (atomic_load(&boehm_setting) &&
+        pthread_equal(pthread_self(), boehm_setter))
+        atomic_fetch_add(&boehm_calls_inline, 1);
     atomic_fetch_add(&boehm_data_calls, 1);
+}
+
+/* How many records the hook has freed. */
+static unsigned long
+boehm_rec_freed(void)
+{
+    return atomic_load(&boehm_rec_frees);
+}
+
+/* Until the hook has freed n records: the handlers' threads free them
+ * once the handlers return. */
+static void
+boehm_rec_await_frees(unsigned long n)
+{
+    struct test_await w = test_await_start();
+
+    while (boehm_rec_freed() < n)
+        test_await_nap(&w, "%lu records to be freed (%lu freed)", n,
+                       boehm_rec_freed());
+}
+
+/* Drain q until n handlers have run in it: the driver posts them when it
+ * calls clgc back. */
+static void
+boehm_drain_await(clgc_queue_t *q, unsigned n)
+{
+    struct test_await w = test_await_start();
+    unsigned drained = 0;
+
+    while ((drained += boehm_drain(q)) < n)
+        test_await_nap(&w, "%u handlers to reach the queue (%u drained)", n,
+                       drained);
+    ck_assert_uint_eq(drained, n);
 }
 
 static void CL_CALLBACK
@@ -455,9 +554,11 @@ boehm_count_posted(void *data)
 /* Where clgc calls the record hooks. Allocation: always on a thread bdwgc
  * knows and with bdwgc active, even for the wrappers, which allocate
  * inside their GC_do_blocking. Freeing: wherever the last reference goes,
- * here inside a wrapper's region (a user event's callbacks run inside
- * clgc_clSetUserEventStatus) and on PoCL's own thread, which bdwgc does not
- * know. Every record allocated is freed once its handler has run. */
+ * here on the driver's own thread, which bdwgc does not know, and inside
+ * a wrapper's region where the driver calls back inside it (PoCL runs a
+ * user event's callbacks inside clgc_clSetUserEventStatus; NVIDIA on its
+ * own thread, later). Every record allocated is freed once its handler
+ * has run. */
 START_TEST(test_records_are_allocated_active_and_freed_anywhere)
 {
     struct boehm_cl cl;
@@ -467,7 +568,8 @@ START_TEST(test_records_are_allocated_active_and_freed_anywhere)
     clgc_queue_t *q;
     size_t one = 1;
     cl_int err;
-    unsigned long expect = 0;
+    unsigned long expect = 0, allocs, allocs_in_region, allocs_unknown;
+    unsigned long freed_unknown, freed_in_region, ran_inline;
 
     boehm_own_setup(CLGC_RUNTIME_VERSION);
     boehm_cl_open(&cl);
@@ -492,9 +594,9 @@ START_TEST(test_records_are_allocated_active_and_freed_anywhere)
     expect++;
     ck_assert_int_eq(clgc_clFlush(cl.queue), CL_SUCCESS);
     ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
-    while (atomic_load(&boehm_rec_frees) < expect)
-        sched_yield();
-    ck_assert_uint_eq(atomic_load(&boehm_rec_frees_unknown), 1);
+    boehm_rec_await_frees(expect);
+    freed_unknown = atomic_load(&boehm_rec_frees_unknown);
+    ck_assert_uint_eq(freed_unknown, 1);
     test_event_let_go(done);
     ck_assert_int_eq(clgc_clReleaseEvent(done), CL_SUCCESS);
     ck_assert_int_eq(clgc_clReleaseEvent(gate), CL_SUCCESS);
@@ -520,20 +622,37 @@ START_TEST(test_records_are_allocated_active_and_freed_anywhere)
         CL_SUCCESS);
     ck_assert_int_eq(clgc_callbacks_defer(NULL), CLGC_OK);
     expect += 6;
-    ck_assert_uint_eq(atomic_load(&boehm_rec_allocs), expect);
-    ck_assert_uint_eq(atomic_load(&boehm_rec_frees), 1);
+    allocs = atomic_load(&boehm_rec_allocs);
+    ck_assert_uint_eq(allocs, expect);
+    ck_assert_uint_eq(boehm_rec_freed(), 1);
+    boehm_setter = pthread_self();
+    atomic_store(&boehm_setting, 1);
     ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
-    ck_assert_uint_eq(boehm_drain(q), 3);
+    atomic_store(&boehm_setting, 0);
+    /* The posted function, the posted notification and the deferred
+     * callback run in the drains; the RAW and ACTIVE notifications and
+     * the callback that was not deferred where the driver calls back. */
+    boehm_drain_await(q, 3);
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
-    ck_assert_uint_eq(atomic_load(&boehm_data_calls), expect);
+    boehm_data_await((unsigned)expect);
+    ck_assert_uint_eq(boehm_data_ran(), expect);
+    boehm_rec_await_frees(expect);
+    test_event_let_go(gate);
 
-    ck_assert_uint_eq(atomic_load(&boehm_rec_allocs), expect);
-    ck_assert_uint_eq(atomic_load(&boehm_rec_frees), expect);
-    ck_assert_uint_eq(atomic_load(&boehm_rec_allocs_in_region), 0);
-    ck_assert_uint_eq(atomic_load(&boehm_rec_allocs_unknown), 0);
-    /* The RAW and ACTIVE notifications and the callback that was not
-     * deferred, freed in clgc_clSetUserEventStatus's region. */
-    ck_assert_uint_eq(atomic_load(&boehm_rec_frees_in_region), 3);
+    allocs = atomic_load(&boehm_rec_allocs);
+    ck_assert_uint_eq(allocs, expect);
+    ck_assert_uint_eq(boehm_rec_freed(), expect);
+    allocs_in_region = atomic_load(&boehm_rec_allocs_in_region);
+    ck_assert_uint_eq(allocs_in_region, 0);
+    allocs_unknown = atomic_load(&boehm_rec_allocs_unknown);
+    ck_assert_uint_eq(allocs_unknown, 0);
+    /* The records of the handlers that ran inside
+     * clgc_clSetUserEventStatus were freed in its region (PoCL: the RAW
+     * and ACTIVE notifications and the callback that was not deferred;
+     * NVIDIA: none), the others outside any region. */
+    freed_in_region = atomic_load(&boehm_rec_frees_in_region);
+    ran_inline = atomic_load(&boehm_calls_inline);
+    ck_assert_uint_eq(freed_in_region, ran_inline);
 
     ck_assert_int_eq(clgc_clReleaseEvent(gate), CL_SUCCESS);
     ck_assert_int_eq(clgc_clReleaseKernel(kernel), CL_SUCCESS);
@@ -572,6 +691,7 @@ boehm_stranger_main(void *arg)
 START_TEST(test_records_of_unknown_thread_are_malloced)
 {
     struct boehm_stranger s = {.posted = -1};
+    unsigned long allocs;
     struct boehm_cl cl;
     cl_int err;
 
@@ -591,11 +711,16 @@ START_TEST(test_records_of_unknown_thread_are_malloced)
 
     ck_assert_int_eq(clgc_clSetUserEventStatus(s.gate, CL_COMPLETE),
                      CL_SUCCESS);
+    /* The posted function in the drain, the notification and the callback
+     * where the driver calls back. */
     ck_assert_uint_eq(boehm_drain(s.queue), 1);
     ck_assert_int_eq(clgc_queue_close(s.queue), CLGC_OK);
-    ck_assert_uint_eq(atomic_load(&boehm_data_calls), 3);
-    ck_assert_uint_eq(atomic_load(&boehm_rec_allocs), 0);
-    ck_assert_uint_eq(atomic_load(&boehm_rec_frees), 0);
+    boehm_data_await(3);
+    ck_assert_uint_eq(boehm_data_ran(), 3);
+    test_event_let_go(s.gate);
+    allocs = atomic_load(&boehm_rec_allocs);
+    ck_assert_uint_eq(allocs, 0);
+    ck_assert_uint_eq(boehm_rec_freed(), 0);
     ck_assert_int_eq(clgc_clReleaseEvent(s.gate), CL_SUCCESS);
     boehm_cl_close(&cl);
 }

@@ -220,3 +220,13 @@ boehm_add(Suite *s, const char *name, const TTest *test, int timeout)
     tcase_add_test(tc, test);
     suite_add_tcase(s, tc);
 }
+
+void
+boehm_add_pocl(Suite *s, const char *name, const TTest *test, int timeout,
+               const char *why)
+{
+    if (test_elsewhere() != NULL)
+        test_add_pocl_only(NULL, test, test->name, why); /* says so */
+    else
+        boehm_add(s, name, test, timeout);
+}

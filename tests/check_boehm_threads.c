@@ -410,8 +410,9 @@ clgc_make_boehm_threads_suite(void)
 {
     Suite *s = suite_create("boehm");
 
-    boehm_add(s, "pocl callback thread",
-              test_pocl_callback_thread_is_registered_once, 300);
+    boehm_add_pocl(s, "pocl callback thread",
+                   test_pocl_callback_thread_is_registered_once, 300,
+                   "PoCL calls one event's callbacks on one thread");
     boehm_add(s, "closure on pocl thread",
               test_closure_on_pocl_thread_is_active, 300);
     boehm_add(s, "plain thread exit", test_plain_thread_is_unregistered_at_exit,

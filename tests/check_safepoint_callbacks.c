@@ -286,6 +286,7 @@ clgc_make_safepoint_callbacks_suite(void)
     TCase *tc = tcase_create("pocl callback");
 
     tcase_set_timeout(tc, 300);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     test_add_pocl_test(tc, callback_on_pocl_thread_parks_for_collections,
                        "PoCL calls one event's callbacks in order on one "
                        "thread");

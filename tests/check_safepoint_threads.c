@@ -192,6 +192,7 @@ clgc_make_safepoint_threads_suite(void)
     TCase *tc = tcase_create("threads");
 
     tcase_set_timeout(tc, 60);
+    tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, mutators_collector_and_wrappers_at_once);
     suite_add_tcase(s, tc);
     return s;

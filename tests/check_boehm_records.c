@@ -244,9 +244,9 @@ boehm_data_register(enum boehm_data_path path, unsigned i, cl_event gate,
                          CL_SUCCESS);
         break;
     case BOEHM_BUILD_DEFERRED:
-        ck_assert_int_eq(clgc_clBuildProgram(program, 1, &device, "",
-                                             boehm_data_build_notify, d),
-                         CL_SUCCESS);
+        test_assert_built(clgc_clBuildProgram(program, 1, &device, "",
+                                              boehm_data_build_notify, d),
+                          program, device);
         break;
     }
 }
@@ -574,9 +574,9 @@ START_TEST(test_records_are_allocated_active_and_freed_anywhere)
     boehm_own_setup(CLGC_RUNTIME_VERSION);
     boehm_cl_open(&cl);
     program = boehm_program(&cl);
-    ck_assert_int_eq(
-        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
-        CL_SUCCESS);
+    test_assert_built(
+        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL), program,
+        cl.device);
     kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     q = boehm_queue_new();

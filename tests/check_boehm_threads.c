@@ -136,9 +136,9 @@ START_TEST(test_pocl_callback_thread_is_registered_once)
     boehm_setup(0);
     boehm_cl_open(&cl);
     program = boehm_program(&cl);
-    ck_assert_int_eq(
-        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
-        CL_SUCCESS);
+    test_assert_built(
+        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL), program,
+        cl.device);
     kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     cbs.seen[0].index = 0;
@@ -200,9 +200,9 @@ START_TEST(test_closure_on_pocl_thread_is_active)
     boehm_setup(0);
     boehm_cl_open(&cl);
     program = boehm_program(&cl);
-    ck_assert_int_eq(
-        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
-        CL_SUCCESS);
+    test_assert_built(
+        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL), program,
+        cl.device);
     kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     cbs.seen[0].index = 0;

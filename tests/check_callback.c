@@ -150,16 +150,15 @@ gated_open(struct gated *g)
 
     g->context = test_pocl_context();
     device = device_of(g->context);
-    g->queue = clCreateCommandQueueWithProperties(g->context, device, NULL,
-                                                  &err);
-    g->program = clCreateProgramWithSource(g->context, 1, &test_spin_src,
-                                           NULL, &err);
-    ck_assert_int_eq(clBuildProgram(g->program, 1, &device, "", NULL, NULL),
-                     CL_SUCCESS);
+    g->queue =
+        clCreateCommandQueueWithProperties(g->context, device, NULL, &err);
+    g->program =
+        clCreateProgramWithSource(g->context, 1, &test_spin_src, NULL, &err);
+    test_assert_built(clBuildProgram(g->program, 1, &device, "", NULL, NULL),
+                      g->program, device);
     g->kernel = clCreateKernel(g->program, "spin", &err);
-    g->buffer =
-        clCreateBuffer(g->context, CL_MEM_READ_WRITE, sizeof(float), NULL,
-                       &err);
+    g->buffer = clCreateBuffer(g->context, CL_MEM_READ_WRITE, sizeof(float),
+                               NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     clSetKernelArg(g->kernel, 0, sizeof(g->buffer), &g->buffer);
     clSetKernelArg(g->kernel, 1, sizeof(n), &n);
@@ -266,9 +265,8 @@ START_TEST(build_compile_and_link_notify_once_each)
     seen_init(&linked);
     p = clgc_clCreateProgramWithSource(context, 1, &src, NULL, &err);
     active0 = test_rt_active_calls();
-    ck_assert_int_eq(
-        clgc_clBuildProgram(p, 1, &device, "", on_program, &built),
-        CL_SUCCESS);
+    test_assert_built(
+        clgc_clBuildProgram(p, 1, &device, "", on_program, &built), p, device);
     expect_inline(&built, active0);
     ck_assert_ptr_eq(built.object, p);
 
@@ -311,12 +309,12 @@ START_TEST(failed_builds_notify_as_the_spec_says)
         clgc_clBuildProgram(p, 1, &device, "", on_program, &failed),
         CL_BUILD_PROGRAM_FAILURE);
     ck_assert_int_eq(atomic_load(&failed.calls), 1);
-    ck_assert_int_eq(clgc_clBuildProgram(p, 0, &device, "", on_program,
-                                         &refused),
-                     CL_INVALID_VALUE);
-    ck_assert_int_eq(clgc_clBuildProgram(NULL, 1, &device, "", on_program,
-                                         &refused),
-                     CL_INVALID_PROGRAM);
+    ck_assert_int_eq(
+        clgc_clBuildProgram(p, 0, &device, "", on_program, &refused),
+        CL_INVALID_VALUE);
+    ck_assert_int_eq(
+        clgc_clBuildProgram(NULL, 1, &device, "", on_program, &refused),
+        CL_INVALID_PROGRAM);
     ck_assert_int_le(atomic_load(&refused.calls), 2);
     clReleaseProgram(p);
     clReleaseContext(context);
@@ -337,9 +335,9 @@ START_TEST(destructor_callbacks_run_once_at_the_last_release)
     ck_assert_int_eq(
         clgc_clSetMemObjectDestructorCallback(buffer, on_mem, &mem),
         CL_SUCCESS);
-    ck_assert_int_eq(clgc_clSetContextDestructorCallback(context, on_context,
-                                                         &ctx),
-                     CL_SUCCESS);
+    ck_assert_int_eq(
+        clgc_clSetContextDestructorCallback(context, on_context, &ctx),
+        CL_SUCCESS);
     ck_assert_int_eq(atomic_load(&mem.calls), 0);
     active0 = test_rt_active_calls();
     ck_assert_int_eq(clgc_clReleaseMemObject(buffer), CL_SUCCESS);
@@ -366,11 +364,11 @@ START_TEST(context_error_callback_lives_as_long_as_the_context)
     cl_int err;
 
     seen_init(&s);
-    ck_assert_int_eq(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device,
-                                    NULL),
-                     CL_SUCCESS);
-    context = clgc_clCreateContext(props, 1, &device, on_context_error, &s,
-                                   &err);
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL),
+        CL_SUCCESS);
+    context =
+        clgc_clCreateContext(props, 1, &device, on_context_error, &s, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     ck_assert_int_eq(clgc_clReleaseContext(context), CL_SUCCESS);
     context = clgc_clCreateContextFromType(props, CL_DEVICE_TYPE_ALL,
@@ -398,15 +396,15 @@ START_TEST(svm_free_callback_runs_once_with_the_pointers)
                      CL_SUCCESS);
     ck_assert_msg(caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER,
                   "PoCL's CPU device has coarse-grained SVM");
-    queue = clgc_clCreateCommandQueueWithProperties(context, device, NULL,
-                                                    NULL);
+    queue =
+        clgc_clCreateCommandQueueWithProperties(context, device, NULL, NULL);
     seen_init(&s);
     ptr = clSVMAlloc(context, CL_MEM_READ_WRITE, 256, 0);
     ck_assert_ptr_nonnull(ptr);
     s.object = context; /* on_svm_free frees the pointers in it */
-    ck_assert_int_eq(clgc_clEnqueueSVMFree(queue, 1, &ptr, on_svm_free, &s, 0,
-                                           NULL, NULL),
-                     CL_SUCCESS);
+    ck_assert_int_eq(
+        clgc_clEnqueueSVMFree(queue, 1, &ptr, on_svm_free, &s, 0, NULL, NULL),
+        CL_SUCCESS);
     ck_assert_int_eq(clgc_clFinish(queue), CL_SUCCESS);
     wait_ran(&s);
     ck_assert_int_eq(atomic_load(&s.calls), 1);
@@ -450,8 +448,7 @@ START_TEST(deferred_callback_runs_in_the_drain)
     p.fd = clgc_queue_fd(q);
     seen_init(&now);
     seen_init(&then);
-    ck_assert_int_eq(clgc_clSetUserEventStatus(ready, CL_COMPLETE),
-                     CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(ready, CL_COMPLETE), CL_SUCCESS);
     ck_assert_int_eq(clgc_callbacks_defer(q), CLGC_OK);
     ck_assert_ptr_eq(clgc_callbacks_deferred_to(), q);
     ck_assert_int_eq(
@@ -470,10 +467,9 @@ START_TEST(deferred_callback_runs_in_the_drain)
     ck_assert_int_eq(now.status, CL_COMPLETE);
     /* later's callback is still to come: the queue stays open. */
     ck_assert_int_eq(clgc_queue_close(q), CLGC_EBUSY);
-    ck_assert_int_eq(clgc_clSetUserEventStatus(later, CL_COMPLETE),
-                     CL_SUCCESS);
+    ck_assert_int_eq(clgc_clSetUserEventStatus(later, CL_COMPLETE), CL_SUCCESS);
     ck_assert_int_eq(atomic_load(&then.calls), 0);
-    ck_assert_int_eq(poll(&p, 1, -1), 1); /* posted */
+    ck_assert_int_eq(poll(&p, 1, -1), 1);           /* posted */
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK); /* runs it */
     ck_assert_int_eq(atomic_load(&then.calls), 1);
     clReleaseEvent(ready);

@@ -249,7 +249,8 @@ START_TEST(loop_works_while_the_kernel_runs)
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
     program = clCreateProgramWithSource(context, 1, &test_spin_src, NULL, &err);
-    ck_assert_int_eq(clBuildProgram(program, 1, &device, "", NULL, NULL), 0);
+    test_assert_built(clBuildProgram(program, 1, &device, "", NULL, NULL),
+                      program, device);
     kernel = clCreateKernel(program, "spin", &err);
     buf = clCreateBuffer(context, CL_MEM_READ_WRITE, global * sizeof(float),
                          NULL, &err);

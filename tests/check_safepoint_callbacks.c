@@ -163,8 +163,8 @@ pocl_cb_run(struct pocl_cb *c)
         clCreateCommandQueueWithProperties(cl.context, cl.device, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     program = clCreateProgramWithSource(cl.context, 1, &nop_src, NULL, &err);
-    ck_assert_int_eq(clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
-                     CL_SUCCESS);
+    test_assert_built(clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
+                      program, cl.device);
     kernel = clCreateKernel(program, "nop", &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     gate = clCreateUserEvent(cl.context, &err);

@@ -288,7 +288,8 @@ ticks_during_wait(int cooperative)
     queue = clCreateCommandQueueWithProperties(p.context, p.device, NULL, &err);
     program =
         clCreateProgramWithSource(p.context, 1, &test_spin_src, NULL, &err);
-    ck_assert_int_eq(clBuildProgram(program, 1, &p.device, "", NULL, NULL), 0);
+    test_assert_built(clBuildProgram(program, 1, &p.device, "", NULL, NULL),
+                      program, p.device);
     kernel = clCreateKernel(program, "spin", &err);
     buf = clCreateBuffer(p.context, CL_MEM_READ_WRITE, global * sizeof(float),
                          NULL, &err);

@@ -416,8 +416,8 @@ test_device_open(struct test_device *d, size_t nfloats)
     ck_assert_int_eq(err, CL_SUCCESS);
     d->program =
         clCreateProgramWithSource(d->context, 1, &test_spin_src, NULL, &err);
-    ck_assert_int_eq(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
-                     CL_SUCCESS);
+    test_assert_built(clBuildProgram(d->program, 1, &device, "", NULL, NULL),
+                      d->program, device);
     d->kernel = clCreateKernel(d->program, "spin", &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     d->buf = clCreateBuffer(d->context, CL_MEM_READ_WRITE,
@@ -486,4 +486,20 @@ void
 test_learn_own_wait(struct test_device *d)
 {
     wait_while_learning(d, 1000000, 64, 1);
+}
+
+const char *
+test_build_log(cl_program program, cl_device_id device)
+{
+    static __thread char log[8192];
+    size_t size = 0;
+
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG,
+                              sizeof(log) - 1, log, &size) != CL_SUCCESS)
+        snprintf(log, sizeof(log),
+                 "(no build log: the log is longer than "
+                 "%zu bytes, or the program is gone)",
+                 sizeof(log) - 1);
+    log[sizeof(log) - 1] = '\0';
+    return log;
 }

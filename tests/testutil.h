@@ -121,6 +121,19 @@ cl_int test_event_status(cl_event event);
  * spins n times, so a launch takes as long as a test needs. */
 extern const char *test_spin_src;
 
+/* A build that must succeed: on failure the assertion says what the
+ * compiler said, the program's build log (PoCL prints only "1 error
+ * generated." on stderr). test_build_log's text lives until the thread's
+ * next call. */
+#define test_assert_built(call, program, device)                               \
+    do {                                                                       \
+        cl_int built_ = (call);                                                \
+        if (built_ != CL_SUCCESS)                                              \
+            ck_abort_msg("%s: %d; the build log:\n%s", #call, (int)built_,     \
+                         test_build_log(program, device));                     \
+    } while (0)
+const char *test_build_log(cl_program program, cl_device_id device);
+
 /* Every suite, for check_main.c. */
 Suite *clgc_make_runtime_suite(void);
 Suite *clgc_make_commands_suite(void);

@@ -3,10 +3,10 @@
  * "threads", which the TSan build runs). */
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "safepoint.h"
 
@@ -23,6 +23,17 @@ struct world {
     atomic_int failures, stopped_allocs, collector_done;
 };
 
+/* Let the other threads run a little. A short sleep, not sched_yield():
+ * on a loaded machine each yield can hand a whole time slice to another
+ * process, and the test's thousands of them then take minutes. */
+static void
+give_way(void)
+{
+    struct timespec ts = {0, 20000};
+
+    nanosleep(&ts, NULL);
+}
+
 /* Holds the world stopped a while, giving the other threads the CPU: a
  * thread that should be stopped but is not allocates meanwhile. */
 static void
@@ -31,8 +42,8 @@ world_on_stopped(void *arg)
     struct world *w = arg;
     unsigned long before = vm_stats().allocated;
 
-    for (int i = 0; i < 20; i++)
-        sched_yield();
+    for (int i = 0; i < 5; i++)
+        give_way();
     if (vm_stats().allocated != before)
         atomic_fetch_add(&w->stopped_allocs, 1);
 }
@@ -94,7 +105,7 @@ collector(void *arg)
         churn(w, 0, i);
         while (atomic_load(&w->allocs) < allocs + 2 * MUTATORS + 1) {
             refvm_poll();
-            sched_yield();
+            give_way();
         }
         refvm_collect();
     }

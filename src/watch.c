@@ -208,19 +208,19 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
 {
     struct clgc__watch *w;
     cl_event release;
-    int fast = 0, platform = 0;
+    int fast = 0, platform = clgc__driver_of(event);
 
     pthread_mutex_lock(&clgc__watch_lock);
     {
         struct clgc__watch_slot *s = clgc__slot_of((uintptr_t)id);
 
-        if (s != NULL && s->fast) {
+        if (s != NULL && s->fast)
             fast = 1;
-            platform = s->platform;
-        }
     }
     w = clgc__claim((uintptr_t)id, &release);
     pthread_mutex_unlock(&clgc__watch_lock);
+    /* The handler may release the event (a callback that owns it), so
+     * nothing below reads it: its platform was taken above. */
     if (w != NULL)
         w->fire(w, event, status);
     if (release != NULL)
@@ -230,7 +230,7 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
     if (fast && w != NULL)
         clgc__driver_lateness(platform, 0);
     else if (w == NULL && status >= 0)
-        clgc__driver_called(clgc__driver_of(event), (uintptr_t)id << 1 | 1);
+        clgc__driver_called(platform, (uintptr_t)id << 1 | 1);
 }
 
 /* One look at every armed watch (only the fast ones: fast_only); with
@@ -499,11 +499,44 @@ clgc__watcher_start(void)
     return err;
 }
 
+/* Arm the slot of id for the watcher with clgc's reference to event,
+ * unless OpenCL has called back already. Returns 1 if the reference was
+ * taken over, 0 if the caller must drop it. */
+static int
+clgc__watch_arm(uintptr_t id, cl_event event, cl_int type, int platform,
+                int fast)
+{
+    struct clgc__watch_slot *s;
+    int armed = 0;
+
+    pthread_mutex_lock(&clgc__watch_lock);
+    s = clgc__slot_of(id);
+    if (s != NULL) {
+        s->event = event;
+        s->armed = 1;
+        s->type = type;
+        s->platform = (unsigned char)platform;
+        /* The watcher is woken when it sleeps until signalled, and for
+         * every fast watch: its looks start again at CLGC__FAST_MIN_NS.
+         * Otherwise its slow period's next wakeup finds this one. */
+        if (fast) {
+            s->fast = (unsigned char)fast;
+            clgc__armed_fast++;
+            clgc__fast_since = clgc__clock_ns(CLOCK_MONOTONIC);
+        }
+        clgc__armed++;
+        if (clgc__watcher_asleep || fast)
+            pthread_cond_signal(&clgc__watch_cond);
+        armed = 1;
+    }
+    pthread_mutex_unlock(&clgc__watch_lock);
+    return armed;
+}
+
 int
 clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
                   cl_int *err)
 {
-    struct clgc__watch_slot *s;
     cl_event release;
     uintptr_t id;
     uint32_t i = CLGC__NO_SLOT;
@@ -524,6 +557,13 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
         *err = CL_OUT_OF_HOST_MEMORY;
         return 0;
     }
+    /* The watcher reads the event through a reference of clgc's own, as
+     * the record's owner may release its own at any time: from the very
+     * callback that the registration below may run inline (PoCL does, for
+     * an event already complete). So the reference is taken first, while
+     * the caller's still holds the event; after the registration, event
+     * may be freed unless clgc holds it. */
+    held = CLGC__CL(clRetainEvent)(event) == CL_SUCCESS;
     *err = CLGC__CL(clSetEventCallback)(event, type, clgc__watch_fired,
                                         (void *)id);
     if (*err != CL_SUCCESS) {
@@ -532,34 +572,12 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
         pthread_mutex_lock(&clgc__watch_lock);
         w = clgc__claim(id, &release); /* never armed: no release */
         pthread_mutex_unlock(&clgc__watch_lock);
+        if (held)
+            CLGC__CL(clReleaseEvent)(event);
         return w == NULL;
     }
-    /* Registered: arm it, unless OpenCL has called back already. The
-     * watcher reads the event through a reference of clgc's own, as the
-     * record's owner may release its own at any time. */
-    held = CLGC__CL(clRetainEvent)(event) == CL_SUCCESS;
-    pthread_mutex_lock(&clgc__watch_lock);
-    s = clgc__slot_of(id);
-    if (s != NULL && held) {
-        s->event = event;
-        s->armed = 1;
-        s->type = type;
-        s->platform = (unsigned char)platform;
-        /* The watcher is woken when it sleeps until signalled, and for
-         * every fast watch: its looks start again at CLGC__FAST_MIN_NS.
-         * Otherwise its slow period's next wakeup finds this one. */
-        if (fast) {
-            s->fast = (unsigned char)fast;
-            clgc__armed_fast++;
-            clgc__fast_since = clgc__clock_ns(CLOCK_MONOTONIC);
-        }
-        clgc__armed++;
-        if (clgc__watcher_asleep || fast)
-            pthread_cond_signal(&clgc__watch_cond);
-        held = 0;
-    }
-    pthread_mutex_unlock(&clgc__watch_lock);
-    if (held)
+    /* Registered: arm it, unless OpenCL has called back already. */
+    if (held && !clgc__watch_arm(id, event, type, platform, fast))
         CLGC__CL(clReleaseEvent)(event);
     return 1;
 }

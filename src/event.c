@@ -13,23 +13,43 @@
 
 #include "dispatch.h"
 
+/* Whether a command still waits for a flush: it is queued, not yet
+ * submitted. Only then is its queue flushed, and it is asked first, for
+ * the queue may be gone: OpenCL deletes a released queue once its
+ * commands have finished (Oclgrind frees it then) while their events
+ * keep naming it, and a command that has not finished keeps its queue.
+ * A command past CL_QUEUED needs no flush. */
+static int
+clgc__needs_flush(cl_event event, cl_int *err)
+{
+    cl_int status = CL_QUEUED;
+
+    *err = CLGC__CL(clGetEventInfo)(event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                    sizeof(status), &status, NULL);
+    return *err == CL_SUCCESS && status == CL_QUEUED;
+}
+
 cl_int
 clgc__events_flush(cl_uint n, const cl_event *events)
 {
-    cl_command_queue last = NULL;
+    cl_command_queue seen = NULL, flushed = NULL;
     cl_context context = NULL;
 
     for (cl_uint i = 0; i < n; i++) {
         cl_command_queue queue = NULL;
         cl_context c = NULL;
+        cl_int err;
+        int queued = clgc__needs_flush(events[i], &err);
 
-        if (CLGC__CL(clGetEventInfo)(events[i], CL_EVENT_COMMAND_QUEUE,
+        /* The queue's handle is compared, never used, unless queued. */
+        if (err != CL_SUCCESS ||
+            CLGC__CL(clGetEventInfo)(events[i], CL_EVENT_COMMAND_QUEUE,
                                      sizeof(queue), &queue, NULL) != CL_SUCCESS)
             return CL_INVALID_EVENT;
         /* A queue belongs to one context: an event of the queue just
          * seen needs no query of its own. One event cannot disagree with
          * itself, so a single-event wait asks nothing more than it did. */
-        if (n > 1 && (queue == NULL || queue != last)) {
+        if (n > 1 && (queue == NULL || queue != seen)) {
             if (CLGC__CL(clGetEventInfo)(events[i], CL_EVENT_CONTEXT, sizeof(c),
                                          &c, NULL) != CL_SUCCESS)
                 return CL_INVALID_EVENT;
@@ -37,9 +57,10 @@ clgc__events_flush(cl_uint n, const cl_event *events)
                 return CL_INVALID_CONTEXT;
             context = c;
         }
-        if (queue != NULL && queue != last) {
+        seen = queue;
+        if (queued && queue != NULL && queue != flushed) {
             CLGC__CL(clFlush)(queue);
-            last = queue;
+            flushed = queue;
         }
     }
     return CL_SUCCESS;

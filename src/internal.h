@@ -303,8 +303,10 @@ const void *clgc__properties_platform(const cl_context_properties *props);
 
 /* Events (event.c), for the features that wait for them. */
 
-/* Flush each event's command queue once, as a wait must (clSetEventCallback
- * does not flush, and a command nobody flushed may never start), and check
+/* Flush the command queue of each event whose command is still queued,
+ * once, as a wait must (clSetEventCallback does not flush, and a command
+ * nobody flushed may never start; a queue whose commands have all left
+ * CL_QUEUED is never touched, as it may be gone), and check
  * the list as clWaitForEvents does: CL_SUCCESS, CL_INVALID_EVENT for an
  * event OpenCL does not know, CL_INVALID_CONTEXT for events of two
  * contexts. */

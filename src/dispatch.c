@@ -45,7 +45,9 @@ clgc__layer_finish(cl_command_queue command_queue)
 
     if (clgc__self.region & CLGC__SAFE)
         return clgc__next.clFinish(command_queue);
-    if (!clgc__object_ok(command_queue) ||
+    /* In a forked child no driver thread would complete the marker; the
+     * driver's clFinish answers as it would without the layer. */
+    if (clgc__in_forked_child() || !clgc__object_ok(command_queue) ||
         clgc__next.clEnqueueMarkerWithWaitList(command_queue, 0, NULL,
                                                &marker) != CL_SUCCESS)
         return clgc__layer_region_finish(command_queue);

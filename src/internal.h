@@ -301,6 +301,18 @@ const void *clgc__first_object(cl_uint n, const void *const *objects);
 /* The CL_CONTEXT_PLATFORM of a property list (NULL if absent). */
 const void *clgc__properties_platform(const cl_context_properties *props);
 
+/* Set in a child forked after the parent used OpenCL through clgc
+ * (fork.c): the driver's threads stayed in the parent, so the waits there
+ * are the driver's own, which return when the driver's would. */
+extern atomic_int clgc__forked;
+
+CLGC_INLINE int
+clgc__in_forked_child(void)
+{
+    return CLGC_UNLIKELY(
+        atomic_load_explicit(&clgc__forked, memory_order_relaxed));
+}
+
 /* Events (event.c), for the features that wait for them. */
 
 /* Flush the command queue of each event whose command is still queued,

@@ -626,7 +626,10 @@ clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
         if (event_list[i] == NULL || !clgc__object_ok(event_list[i]))
             return CL_INVALID_EVENT;
     pthread_once(&clgc__wait_once, clgc__wait_init);
-    if (atomic_load(&clgc__wait_mode) == CLGC_WAIT_BLOCKING) {
+    /* In a forked child the driver's threads are gone: only its own
+     * wait answers as it would without clgc (fork.c). */
+    if (atomic_load(&clgc__wait_mode) == CLGC_WAIT_BLOCKING ||
+        clgc__in_forked_child()) {
         clgc__last_path = CLGC_WAIT_PATH_BLOCKING;
         clgc_call_safe(clgc__wait_blocking, &a);
     } else {

@@ -453,6 +453,7 @@ def _wrapper(c, layer=False):
     if not c.returns_void:
         out += ["    %s%sret;" % (c.result,
                                   "" if c.result.endswith("*") else " "), ""]
+    out += _loop_back(c)
     if c.returns_void:
         out += ["    if (CLGC_UNLIKELY(!(%s))) {" % gate,
                 "        clgc__s_%s(%s);" % (c.name, _params(c)),
@@ -466,6 +467,18 @@ def _wrapper(c, layer=False):
     if not c.returns_void:
         out.append("    return ret;")
     return out + ["}", ""]
+
+
+def _loop_back(c):
+    """The first lines of a wrapper or layer entry whose command an older
+    driver may leave to the loader (tables.LOOP_BACK_FEATURES): a slot that
+    holds the loader's own function would come back here."""
+    if not c.loop_back:
+        return []
+    return ["    if (CLGC_UNLIKELY(clgc__loops_back(%s, CLGC__SLOT(%s)," % (
+                c.dispatch_object()[0], c.name),
+            "                                       (clgc__any_fn)%s))) {" % (
+                c.name)] + _failure(c, "CL_INVALID_OPERATION")
 
 
 def wrappers_c(reg):

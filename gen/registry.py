@@ -100,6 +100,15 @@ class Command:
         return not self.core or self.origin not in tables.LOADER_FEATURES
 
     @property
+    def loop_back(self):
+        """Whether the driver's dispatch slot for this command may be the
+        loader's own function, which would dispatch back to the driver
+        (tables.LOOP_BACK_FEATURES): then the wrapper must not call it."""
+        return (self.core and self.origin in tables.LOOP_BACK_FEATURES and
+                not self.resolved and self.name in tables.ICD_DISPATCH and
+                self.dispatch_object() is not None)
+
+    @property
     def callback(self):
         return any(p.callback for p in self.params)
 

@@ -151,6 +151,18 @@ LOADER_FEATURES = {
     "CL_VERSION_2_1", "CL_VERSION_2_2", "CL_VERSION_3_0",
 }
 
+# Core versions whose dispatch slots an older driver may fill with the
+# loader's own exported functions: Oclgrind, an OpenCL 1.2 driver, links
+# against libOpenCL and so puts the loader's clCreateCommandQueueWithProperties
+# (and every 2.0 to 3.0 command) in its table, which the loader dispatches
+# back to the driver: the loader alone spins, and through the layer each
+# round adds a frame until the stack overflows. The wrappers and the layer's
+# entries of these versions' commands look for that and answer
+# CL_INVALID_OPERATION, as for a function the platform lacks.
+LOOP_BACK_FEATURES = {
+    "CL_VERSION_2_0", "CL_VERSION_2_1", "CL_VERSION_2_2", "CL_VERSION_3_0",
+}
+
 # Features and extensions that every OpenCL header release provides
 # whatever CL_TARGET_OPENCL_VERSION says: their types and commands need no
 # condition in clgc/wrappers.h.

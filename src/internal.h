@@ -20,6 +20,8 @@
 
 #include "clgc.h"
 
+#include <CL/cl_icd.h>
+
 /* -fvisibility=hidden covers definitions, not declarations: without this
  * the compiler would reach the library's own data (the thread's state, the
  * first platform's dispatch table) through the GOT from every wrapper. No
@@ -280,6 +282,23 @@ clgc__object_ok(const void *obj)
                                          memory_order_relaxed)))
         return 1;
     return clgc__platform_index(dispatch) >= 0;
+}
+
+/* A dispatch table's slot for command `member`, as an index. */
+#define CLGC__SLOT(member)                                                     \
+    (offsetof(struct _cl_icd_dispatch, member) / sizeof(void *))
+typedef void (*clgc__any_fn)(void);
+
+/* Whether obj belongs to a known platform whose driver put `loader`, the
+ * loader's own exported function, in dispatch slot `slot`: a driver older
+ * than the command links it from libOpenCL (Oclgrind does), and calling
+ * it would dispatch back to the driver for ever. Reads only what
+ * clgc__object_ok reads, and then the known table. */
+CLGC_INLINE int
+clgc__loops_back(const void *obj, size_t slot, clgc__any_fn loader)
+{
+    return obj != NULL && clgc__object_ok(obj) &&
+           ((const clgc__any_fn *)clgc__dispatch_of(obj))[slot] == loader;
 }
 
 /* Extension functions. */

@@ -122,6 +122,12 @@ clgc__l_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
     cl_kernel ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(source_kernel, CLGC__SLOT(clCloneKernel),
+                                       (clgc__any_fn)clCloneKernel))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(source_kernel))))
         return clgc__s_clCloneKernel(source_kernel, errcode_ret);
     clgc__fast_enter();
@@ -315,6 +321,12 @@ clgc__l_clCreateBufferWithProperties(cl_context context, const cl_mem_properties
 {
     cl_mem ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateBufferWithProperties),
+                                       (clgc__any_fn)clCreateBufferWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
     clgc__fast_enter();
@@ -431,6 +443,12 @@ clgc__l_clCreateCommandQueueWithProperties(cl_context context, cl_device_id devi
 {
     cl_command_queue ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateCommandQueueWithProperties),
+                                       (clgc__any_fn)clCreateCommandQueueWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
     clgc__fast_enter();
@@ -1700,6 +1718,12 @@ clgc__l_clCreateImageWithProperties(cl_context context, const cl_mem_properties 
 {
     cl_mem ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateImageWithProperties),
+                                       (clgc__any_fn)clCreateImageWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
     clgc__fast_enter();
@@ -1866,6 +1890,12 @@ clgc__l_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet
 {
     cl_mem ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreatePipe),
+                                       (clgc__any_fn)clCreatePipe))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
     clgc__fast_enter();
@@ -2036,6 +2066,12 @@ clgc__l_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
 {
     cl_program ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateProgramWithIL),
+                                       (clgc__any_fn)clCreateProgramWithIL))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
     clgc__fast_enter();
@@ -2210,6 +2246,12 @@ clgc__l_clCreateSamplerWithProperties(cl_context context, const cl_sampler_prope
 {
     cl_sampler ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateSamplerWithProperties),
+                                       (clgc__any_fn)clCreateSamplerWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
     clgc__fast_enter();
@@ -4240,6 +4282,10 @@ clgc__l_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMFree),
+                                       (clgc__any_fn)clEnqueueSVMFree))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -4296,6 +4342,10 @@ clgc__l_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMap),
+                                       (clgc__any_fn)clEnqueueSVMMap))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -4355,6 +4405,10 @@ clgc__l_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemFill),
+                                       (clgc__any_fn)clEnqueueSVMMemFill))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -4411,6 +4465,10 @@ clgc__l_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemcpy),
+                                       (clgc__any_fn)clEnqueueSVMMemcpy))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -4472,6 +4530,10 @@ clgc__l_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_p
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMigrateMem),
+                                       (clgc__any_fn)clEnqueueSVMMigrateMem))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -4530,6 +4592,10 @@ clgc__l_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMUnmap),
+                                       (clgc__any_fn)clEnqueueSVMUnmap))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -5143,6 +5209,10 @@ clgc__l_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetDeviceAndHostTimer),
+                                       (clgc__any_fn)clGetDeviceAndHostTimer))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
     clgc__fast_enter();
@@ -5768,6 +5838,10 @@ clgc__l_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetHostTimer),
+                                       (clgc__any_fn)clGetHostTimer))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetHostTimer(device, host_timestamp);
     clgc__fast_enter();
@@ -6000,6 +6074,10 @@ clgc__l_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clGetKernelSubGroupInfo),
+                                       (clgc__any_fn)clGetKernelSubGroupInfo))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
@@ -6230,6 +6308,10 @@ clgc__l_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_s
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(pipe, CLGC__SLOT(clGetPipeInfo),
+                                       (clgc__any_fn)clGetPipeInfo))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(pipe))))
         return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
@@ -7566,6 +7648,10 @@ clgc__l_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_u
 {
     void *ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMAlloc),
+                                       (clgc__any_fn)clSVMAlloc))) {
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSVMAlloc(context, flags, size, alignment);
     clgc__fast_enter();
@@ -7618,6 +7704,10 @@ clgc__s_clSVMFree(cl_context context, void *svm_pointer)
 static void CL_API_CALL
 clgc__l_clSVMFree(cl_context context, void *svm_pointer)
 {
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMFree),
+                                       (clgc__any_fn)clSVMFree))) {
+        return;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context)))) {
         clgc__s_clSVMFree(context, svm_pointer);
         return;
@@ -7745,6 +7835,10 @@ clgc__l_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetContextDestructorCallback),
+                                       (clgc__any_fn)clSetContextDestructorCallback))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
     clgc__fast_enter();
@@ -7801,6 +7895,10 @@ clgc__l_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, 
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetDefaultDeviceCommandQueue),
+                                       (clgc__any_fn)clSetDefaultDeviceCommandQueue))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
     clgc__fast_enter();
@@ -7924,6 +8022,10 @@ clgc__l_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelArgSVMPointer),
+                                       (clgc__any_fn)clSetKernelArgSVMPointer))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
     clgc__fast_enter();
@@ -7979,6 +8081,10 @@ clgc__l_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, si
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelExecInfo),
+                                       (clgc__any_fn)clSetKernelExecInfo))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
     clgc__fast_enter();
@@ -8121,6 +8227,10 @@ clgc__l_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramReleaseCallback),
+                                       (clgc__any_fn)clSetProgramReleaseCallback))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
     clgc__fast_enter();
@@ -8176,6 +8286,10 @@ clgc__l_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, 
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramSpecializationConstant),
+                                       (clgc__any_fn)clSetProgramSpecializationConstant))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
     clgc__fast_enter();

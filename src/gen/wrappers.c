@@ -327,6 +327,12 @@ clgc_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
     cl_kernel ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(source_kernel, CLGC__SLOT(clCloneKernel),
+                                       (clgc__any_fn)clCloneKernel))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(source_kernel))))
         return clgc__s_clCloneKernel(source_kernel, errcode_ret);
     clgc__fast_enter();
@@ -1282,6 +1288,12 @@ clgc_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *p
 {
     cl_mem ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateBufferWithProperties),
+                                       (clgc__any_fn)clCreateBufferWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
     clgc__fast_enter();
@@ -1508,6 +1520,12 @@ clgc_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
 {
     cl_command_queue ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateCommandQueueWithProperties),
+                                       (clgc__any_fn)clCreateCommandQueueWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
     clgc__fast_enter();
@@ -2967,6 +2985,12 @@ clgc_clCreateImageWithProperties(cl_context context, const cl_mem_properties *pr
 {
     cl_mem ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateImageWithProperties),
+                                       (clgc__any_fn)clCreateImageWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
     clgc__fast_enter();
@@ -3122,6 +3146,12 @@ clgc_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_si
 {
     cl_mem ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreatePipe),
+                                       (clgc__any_fn)clCreatePipe))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
     clgc__fast_enter();
@@ -3279,6 +3309,12 @@ clgc_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl
 {
     cl_program ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateProgramWithIL),
+                                       (clgc__any_fn)clCreateProgramWithIL))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
     clgc__fast_enter();
@@ -3497,6 +3533,12 @@ clgc_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properti
 {
     cl_sampler ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateSamplerWithProperties),
+                                       (clgc__any_fn)clCreateSamplerWithProperties))) {
+        if (errcode_ret != NULL)
+            *errcode_ret = CL_INVALID_OPERATION;
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
     clgc__fast_enter();
@@ -6617,6 +6659,10 @@ clgc_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, 
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMFree),
+                                       (clgc__any_fn)clEnqueueSVMFree))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -6761,6 +6807,10 @@ clgc_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_ma
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMap),
+                                       (clgc__any_fn)clEnqueueSVMMap))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -6874,6 +6924,10 @@ clgc_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const vo
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemFill),
+                                       (clgc__any_fn)clEnqueueSVMMemFill))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -6987,6 +7041,10 @@ clgc_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, v
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemcpy),
+                                       (clgc__any_fn)clEnqueueSVMMemcpy))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -7100,6 +7158,10 @@ clgc_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_poin
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMigrateMem),
+                                       (clgc__any_fn)clEnqueueSVMMigrateMem))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -7153,6 +7215,10 @@ clgc_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint nu
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMUnmap),
+                                       (clgc__any_fn)clEnqueueSVMUnmap))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
         return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -8123,6 +8189,10 @@ clgc_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetDeviceAndHostTimer),
+                                       (clgc__any_fn)clGetDeviceAndHostTimer))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
     clgc__fast_enter();
@@ -8907,6 +8977,10 @@ clgc_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetHostTimer),
+                                       (clgc__any_fn)clGetHostTimer))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
         return clgc__s_clGetHostTimer(device, host_timestamp);
     clgc__fast_enter();
@@ -9240,6 +9314,10 @@ clgc_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_su
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clGetKernelSubGroupInfo),
+                                       (clgc__any_fn)clGetKernelSubGroupInfo))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
@@ -9747,6 +9825,10 @@ clgc_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(pipe, CLGC__SLOT(clGetPipeInfo),
+                                       (clgc__any_fn)clGetPipeInfo))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(pipe))))
         return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
@@ -12698,6 +12780,10 @@ clgc_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint
 {
     void *ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMAlloc),
+                                       (clgc__any_fn)clSVMAlloc))) {
+        return NULL;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSVMAlloc(context, flags, size, alignment);
     clgc__fast_enter();
@@ -12861,6 +12947,10 @@ clgc__s_clSVMFree(cl_context context, void *svm_pointer)
 void CL_API_CALL
 clgc_clSVMFree(cl_context context, void *svm_pointer)
 {
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMFree),
+                                       (clgc__any_fn)clSVMFree))) {
+        return;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context)))) {
         clgc__s_clSVMFree(context, svm_pointer);
         return;
@@ -13161,6 +13251,10 @@ clgc_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_n
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetContextDestructorCallback),
+                                       (clgc__any_fn)clSetContextDestructorCallback))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
     clgc__fast_enter();
@@ -13212,6 +13306,10 @@ clgc_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetDefaultDeviceCommandQueue),
+                                       (clgc__any_fn)clSetDefaultDeviceCommandQueue))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
         return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
     clgc__fast_enter();
@@ -13425,6 +13523,10 @@ clgc_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *a
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelArgSVMPointer),
+                                       (clgc__any_fn)clSetKernelArgSVMPointer))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
     clgc__fast_enter();
@@ -13532,6 +13634,10 @@ clgc_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelExecInfo),
+                                       (clgc__any_fn)clSetKernelExecInfo))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
         return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
     clgc__fast_enter();
@@ -13894,6 +14000,10 @@ clgc_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_noti
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramReleaseCallback),
+                                       (clgc__any_fn)clSetProgramReleaseCallback))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
     clgc__fast_enter();
@@ -13946,6 +14056,10 @@ clgc_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, siz
 {
     cl_int ret;
 
+    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramSpecializationConstant),
+                                       (clgc__any_fn)clSetProgramSpecializationConstant))) {
+        return CL_INVALID_OPERATION;
+    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
         return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
     clgc__fast_enter();

@@ -252,6 +252,29 @@ START_TEST(looped_tests_cover_extensions)
 }
 END_TEST
 
+/* The stub's clIcdGetPlatformIDsKHR, as the loader calls it, writes its
+ * own platforms and nothing past them, however much room it is told of:
+ * the loader may tell it of more than it has. */
+START_TEST(stub_platform_ids_fill_only_its_platforms)
+{
+    typedef cl_int(CL_API_CALL * get_ids_fn)(cl_uint, cl_platform_id *,
+                                             cl_uint *);
+    get_ids_fn get_ids = (get_ids_fn)clGetExtensionFunctionAddressForPlatform(
+        fw_stub_platform, "clIcdGetPlatformIDsKHR");
+    cl_platform_id mark = (cl_platform_id)&mark, ids[8];
+    cl_uint n = 0;
+
+    ck_assert_ptr_nonnull(get_ids);
+    for (int i = 0; i < 8; i++)
+        ids[i] = mark;
+    ck_assert_int_eq(get_ids(8, ids, &n), CL_SUCCESS);
+    ck_assert_uint_eq(n, 2);
+    ck_assert(ids[0] != mark && ids[1] != mark && ids[0] != ids[1]);
+    for (int i = 2; i < 8; i++)
+        ck_assert_ptr_eq(ids[i], mark);
+}
+END_TEST
+
 /* Which cases the looped tests cover. */
 static void
 fw_select_cases(void)
@@ -305,6 +328,7 @@ clgc_make_forward_suite(void)
     suite_add_tcase(s, tc);
     tc = fw_tcase("lookup");
     tcase_add_test(tc, lookup_for_platform_hands_out_wrappers);
+    tcase_add_test(tc, stub_platform_ids_fill_only_its_platforms);
     tcase_add_test(tc, lookup_hands_out_wrappers);
     tcase_add_test(tc, looped_tests_cover_extensions);
     suite_add_tcase(s, tc);

@@ -201,6 +201,9 @@ int
 stub_hook_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms,
                                  cl_uint *num_platforms, cl_int *ret)
 {
+    cl_uint fill =
+        num_entries < STUB_N_PLATFORMS ? num_entries : STUB_N_PLATFORMS;
+
     pthread_once(&stub_once, stub_init);
     stub_count_hooked();
     if ((num_entries == 0 && platforms != NULL) ||
@@ -208,8 +211,12 @@ stub_hook_clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms,
         *ret = CL_INVALID_VALUE;
         return 1;
     }
-    for (cl_uint i = 0; platforms != NULL && i < num_entries; i++)
-        platforms[i] = i < STUB_N_PLATFORMS ? &stub_platforms[i] : NULL;
+    /* num_entries is the caller's room, not a count to fill: a driver
+     * writes its own platforms only. ocl-icd has been seen to pass far
+     * more room than its array holds (2147531008 entries, with Oclgrind's
+     * ICD beside the stub's). */
+    for (cl_uint i = 0; platforms != NULL && i < fill; i++)
+        platforms[i] = &stub_platforms[i];
     if (num_platforms != NULL)
         *num_platforms = STUB_N_PLATFORMS;
     *ret = CL_SUCCESS;

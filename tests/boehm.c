@@ -126,9 +126,7 @@ boehm_cl_open(struct boehm_cl *cl)
         CL_SUCCESS);
     cl->context = clgc_clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
-    cl->queue = clgc_clCreateCommandQueueWithProperties(cl->context, cl->device,
-                                                        NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    cl->queue = test_queue_create(cl->context, cl->device);
 }
 
 void

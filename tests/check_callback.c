@@ -9,6 +9,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -150,8 +151,7 @@ gated_open(struct gated *g)
 
     g->context = test_pocl_context();
     device = device_of(g->context);
-    g->queue =
-        clCreateCommandQueueWithProperties(g->context, device, NULL, &err);
+    g->queue = test_queue_create(g->context, device);
     g->program =
         clCreateProgramWithSource(g->context, 1, &test_spin_src, NULL, &err);
     test_assert_built(clBuildProgram(g->program, 1, &device, "", NULL, NULL),
@@ -226,6 +226,73 @@ START_TEST(event_callback_on_a_complete_event_runs_inline)
     ck_assert_int_eq(s.status, CL_COMPLETE);
     ck_assert_ptr_eq(s.object, ev);
     clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
+/* An event callback that drops the last reference to its own event, as a
+ * binding does that hands the event's ownership to its callback; counts
+ * its calls in *data. */
+static void CL_CALLBACK
+release_own(cl_event event, cl_int status, void *data)
+{
+    (void)status;
+    clReleaseEvent(event);
+    atomic_fetch_add((atomic_int *)data, 1);
+}
+
+/* PoCL calls it inline, inside clSetEventCallback, for an event already
+ * complete: the event is gone before the driver's call returns, and
+ * clgc's registration must not touch it afterwards. */
+START_TEST(inline_callback_may_release_its_own_event)
+{
+    cl_context context = test_pocl_context();
+    atomic_int released = 0;
+
+    for (int i = 0; i < 100; i++) {
+        cl_event ev = user_event(context);
+
+        ck_assert_int_eq(clgc_clSetUserEventStatus(ev, CL_COMPLETE),
+                         CL_SUCCESS);
+        ck_assert_int_eq(
+            clgc_clSetEventCallback(ev, CL_COMPLETE, release_own, &released),
+            CL_SUCCESS);
+        ck_assert_int_eq(atomic_load(&released), i + 1);
+    }
+    clReleaseContext(context);
+}
+END_TEST
+
+#define MARKERS 2000
+
+/* Markers whose callbacks, on the driver's thread, release their events,
+ * the program holding none of them. */
+START_TEST(driver_thread_callback_may_release_its_own_event)
+{
+    cl_context context = test_pocl_context();
+    cl_command_queue queue = test_queue_create(context, device_of(context));
+    atomic_int released = 0;
+
+    for (int i = 0; i < MARKERS; i++) {
+        cl_event ev;
+
+        ck_assert_int_eq(clEnqueueMarkerWithWaitList(queue, 0, NULL, &ev),
+                         CL_SUCCESS);
+        ck_assert_int_eq(
+            clgc_clSetEventCallback(ev, CL_COMPLETE, release_own, &released),
+            CL_SUCCESS);
+        if (i % 100 == 0)
+            ck_assert_int_eq(clFlush(queue), CL_SUCCESS);
+    }
+    ck_assert_int_eq(clgc_clFinish(queue), CL_SUCCESS);
+    /* Callbacks may come after clFinish returns: wait for them, at most
+     * 60 s (the tcase's timeout is longer). */
+    for (int i = 0; i < 60000 && atomic_load(&released) < MARKERS; i++)
+        usleep(1000);
+    ck_assert_msg(atomic_load(&released) == MARKERS,
+                  "%d of %d marker callbacks came within 60 s",
+                  atomic_load(&released), MARKERS);
+    clReleaseCommandQueue(queue);
     clReleaseContext(context);
 }
 END_TEST
@@ -756,6 +823,10 @@ clgc_make_callback_suite(void)
     test_add_pocl_test(tc, event_callback_on_a_complete_event_runs_inline,
                        "PoCL calls back inline for a complete event");
     tcase_add_test(tc, event_callback_runs_on_pocl_thread);
+    test_add_pocl_test(tc, inline_callback_may_release_its_own_event,
+                       "a callback called inline for an event already "
+                       "complete");
+    tcase_add_test(tc, driver_thread_callback_may_release_its_own_event);
     test_add_pocl_test(tc, build_compile_and_link_notify_once_each,
                        "PoCL calls build notifications inline");
     tcase_add_test(tc, failed_builds_notify_as_the_spec_says);

@@ -315,7 +315,6 @@ START_TEST(callbacks_on_failed_events_end)
     cl_command_queue queue;
     cl_device_id device;
     struct seen s[5];
-    cl_int err;
 
     ck_assert_int_eq(clgc_queue_create(&q), CLGC_OK);
     p.fd = clgc_queue_fd(q);
@@ -324,8 +323,7 @@ START_TEST(callbacks_on_failed_events_end)
     ck_assert_int_eq(clGetContextInfo(context, CL_CONTEXT_DEVICES,
                                       sizeof(device), &device, NULL),
                      CL_SUCCESS);
-    queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    queue = test_queue_create(context, device);
     ck_assert_int_eq(clEnqueueMarkerWithWaitList(queue, 1, &gate, &marker),
                      CL_SUCCESS);
     ck_assert_int_eq(clFlush(queue), CL_SUCCESS);

@@ -247,7 +247,7 @@ START_TEST(loop_works_while_the_kernel_runs)
     ck_assert_int_eq(
         clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
+    queue = test_queue_create(context, device);
     program = clCreateProgramWithSource(context, 1, &test_spin_src, NULL, &err);
     test_assert_built(clBuildProgram(program, 1, &device, "", NULL, NULL),
                       program, device);

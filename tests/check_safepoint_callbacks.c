@@ -159,9 +159,7 @@ pocl_cb_run(struct pocl_cb *c)
     ck_assert_int_eq(sem_init(&c->release, 0, 0), 0);
     vm_setup();
     pocl_open(&cl);
-    queue =
-        clCreateCommandQueueWithProperties(cl.context, cl.device, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    queue = test_queue_create(cl.context, cl.device);
     program = clCreateProgramWithSource(cl.context, 1, &nop_src, NULL, &err);
     test_assert_built(clBuildProgram(program, 1, &cl.device, "", NULL, NULL),
                       program, cl.device);

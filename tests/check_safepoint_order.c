@@ -285,7 +285,7 @@ ticks_during_wait(int cooperative)
     cl_int err;
 
     pocl_open(&p);
-    queue = clCreateCommandQueueWithProperties(p.context, p.device, NULL, &err);
+    queue = test_queue_create(p.context, p.device);
     program =
         clCreateProgramWithSource(p.context, 1, &test_spin_src, NULL, &err);
     test_assert_built(clBuildProgram(program, 1, &p.device, "", NULL, NULL),

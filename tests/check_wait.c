@@ -278,8 +278,7 @@ START_TEST(one_context_on_two_queues_is_accepted)
     ck_assert_int_eq(clGetCommandQueueInfo(d.queue, CL_QUEUE_DEVICE,
                                            sizeof(device), &device, NULL),
                      CL_SUCCESS);
-    q2 = clCreateCommandQueueWithProperties(d.context, device, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    q2 = test_queue_create(d.context, device);
     ev[0] = enqueue_spin(&d, 10, NULL);
     ck_assert_int_eq(clEnqueueMarkerWithWaitList(q2, 0, NULL, &ev[1]),
                      CL_SUCCESS);

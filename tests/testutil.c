@@ -400,6 +400,37 @@ test_thread_named(const char *name)
     return found;
 }
 
+/* 1 if device reports OpenCL 1.x ("OpenCL 1.2 ..."), 0 otherwise. */
+static int
+device_is_1x(cl_device_id device)
+{
+    char version[1024] = "";
+
+    ck_assert_int_eq(clGetDeviceInfo(device, CL_DEVICE_VERSION,
+                                     sizeof(version) - 1, version, NULL),
+                     CL_SUCCESS);
+    return strncmp(version, "OpenCL 1.", 9) == 0;
+}
+
+cl_command_queue
+test_queue_create(cl_context context, cl_device_id device)
+{
+    cl_command_queue queue;
+    cl_int err = CL_SUCCESS;
+
+    if (device_is_1x(device)) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        queue = clCreateCommandQueue(context, device, 0, &err);
+#pragma GCC diagnostic pop
+    } else {
+        queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
+    }
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_ptr_nonnull(queue);
+    return queue;
+}
+
 void
 test_device_open(struct test_device *d, size_t nfloats)
 {
@@ -411,9 +442,7 @@ test_device_open(struct test_device *d, size_t nfloats)
         clGetDeviceIDs(d->platform, test_device_type(), 1, &device, NULL), 0);
     d->context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
-    d->queue =
-        clCreateCommandQueueWithProperties(d->context, device, NULL, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    d->queue = test_queue_create(d->context, device);
     d->program =
         clCreateProgramWithSource(d->context, 1, &test_spin_src, NULL, &err);
     test_assert_built(clBuildProgram(d->program, 1, &device, "", NULL, NULL),

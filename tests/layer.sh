@@ -70,6 +70,38 @@ elif command -v clinfo >/dev/null 2>&1; then
     same "clinfo differs with the layer" "$tmp/clinfo0" "$tmp/clinfo1"
 fi
 
+# What real programs do that plain OpenCL survives (tests/layerreal.c),
+# with the layer as without it, on PoCL and on Oclgrind (an OpenCL 1.2
+# driver, beside the stub, whose clIcdGetPlatformIDsKHR the loader then
+# calls with more room than it has): a callback that releases its own
+# event (PoCL calls it inline for an event already complete; Oclgrind
+# never does, so PoCL only), a wait for an event whose queue was released
+# (Oclgrind frees the queue), clFinish in a forked child (PoCL's threads
+# stay in the parent). Each mode ends itself with an alarm if it hangs.
+real() { # NAME VENDORS PLATFORM MODE
+    OCL_ICD_VENDORS=$2 ./tests/layerreal "$3" "$4" >"$tmp/$1.0" 2>&1 ||
+        fail "$1 without the layer: $(cat "$tmp/$1.0")"
+    OCL_ICD_VENDORS=$2 OPENCL_LAYERS=$layer ./tests/layerreal "$3" "$4" \
+        >"$tmp/$1.1" 2>&1 || fail "$1 with the layer: $(cat "$tmp/$1.1")"
+    cmp -s "$tmp/$1.0" "$tmp/$1.1" ||
+        fail "$1 differs with the layer: $(diff "$tmp/$1.0" "$tmp/$1.1")"
+}
+real pocl-selfrelease "$OCL_ICD_VENDORS" Portable selfrelease
+real pocl-fork "$OCL_ICD_VENDORS" Portable fork
+real pocl-released-queue "$OCL_ICD_VENDORS" Portable released-queue
+if [ ! -f "${OCLGRIND_ICD:-}" ] || [ ! -d "${CLGC_OCLGRIND_VENDORS:-}" ]; then
+    fail "Oclgrind's ICD library '${OCLGRIND_ICD:-}' is missing (Debian: oclgrind)"
+else
+    og=$CLGC_OCLGRIND_VENDORS
+    real oclgrind-released-queue "$og" Oclgrind released-queue
+    real oclgrind-fork "$og" Oclgrind fork
+    # OpenCL 2.0's queue call: Oclgrind's table holds the loader's own
+    # function, so the loader alone spins for ever; the layer answers.
+    OCL_ICD_VENDORS=$og OPENCL_LAYERS=$layer ./tests/layerreal Oclgrind \
+        queue-2.0 >"$tmp/og-queue" 2>&1 ||
+        fail "Oclgrind, clCreateCommandQueueWithProperties: $(cat "$tmp/og-queue")"
+fi
+
 # A second copy of the layer says so and passes calls through (the same
 # path twice is loaded once by ocl-icd): each call still in one region.
 cp "$layer" "$tmp/copy.so"

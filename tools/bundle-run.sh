@@ -124,6 +124,12 @@ if ((!have_nvidia)); then
         echo "$lib" >"$work/icd/$n-nvidia.icd"
     fi
 fi
+# Debian's oclgrind package installs its ICD library but no ICD file.
+oclgrind=/usr/lib/oclgrind/liboclgrind-rt-icd.so
+if [[ -f "$oclgrind" ]] && ! grep -qs liboclgrind-rt-icd "$work"/icd/*.icd; then
+    n=$((n + 1))
+    echo "$oclgrind" >"$work/icd/$n-oclgrind.icd"
+fi
 export LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # What each ICD file offers, one loader run each, so that a platform's

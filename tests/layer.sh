@@ -83,8 +83,7 @@ real() { # NAME VENDORS PLATFORM MODE
         fail "$1 without the layer: $(cat "$tmp/$1.0")"
     OCL_ICD_VENDORS=$2 OPENCL_LAYERS=$layer ./tests/layerreal "$3" "$4" \
         >"$tmp/$1.1" 2>&1 || fail "$1 with the layer: $(cat "$tmp/$1.1")"
-    cmp -s "$tmp/$1.0" "$tmp/$1.1" ||
-        fail "$1 differs with the layer: $(diff "$tmp/$1.0" "$tmp/$1.1")"
+    same "$1 differs with the layer" "$tmp/$1.0" "$tmp/$1.1"
 }
 real pocl-selfrelease "$OCL_ICD_VENDORS" Portable selfrelease
 real pocl-fork "$OCL_ICD_VENDORS" Portable fork

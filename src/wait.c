@@ -128,10 +128,12 @@ clgc__wait_init(void)
     if (mode != NULL && strcmp(mode, "blocking") == 0)
         atomic_store(&clgc__wait_mode, CLGC_WAIT_BLOCKING);
     /* Out of range (strtol saturates at LONG_MAX) or malformed: ignored,
-     * as clgc_wait_set_poll_ns would refuse it. */
+     * as clgc_wait_set_poll_ns would refuse it. strtol also skips leading
+     * space and takes a sign, which a decimal integer has neither of: the
+     * first character must be a digit. */
     if (poll != NULL) {
         ns = strtol(poll, &end, 10);
-        if (*poll != '\0' && *end == '\0' && ns >= 0 &&
+        if (*poll >= '0' && *poll <= '9' && *end == '\0' &&
             ns <= CLGC_WAIT_POLL_MAX_NS)
             atomic_store(&clgc__poll_ns, ns);
     }

@@ -334,7 +334,13 @@ START_TEST(poll_budget_from_the_environment)
                  {"1000000001", "0"},
                  {"99999999999999999999", "0"}, /* strtol saturates */
                  {"-5", "0"},
-                 {"12ms", "0"}};
+                 {"12ms", "0"},
+                 /* strtol skips leading space and takes a sign: neither
+                  * is a decimal integer (issue 25, item 8). */
+                 {" 5", "0"},
+                 {"\t\n7", "0"},
+                 {"+5", "0"},
+                 {"", "0"}};
     const char *expected = getenv(budget_expected);
 
     if (expected != NULL) {

@@ -40,7 +40,9 @@ poll_ns_wanted(void)
     char *end;
     long ns;
 
-    if (v == NULL || *v == '\0')
+    /* strtol would skip leading space and take a sign: a decimal integer
+     * starts with a digit. */
+    if (v == NULL || *v < '0' || *v > '9')
         return 0;
     ns = strtol(v, &end, 10);
     return *end == '\0' && ns >= 0 && ns <= CLGC_WAIT_POLL_MAX_NS ? ns : 0;

@@ -8,7 +8,8 @@ prog=./docs/examples/environment
 unset CLGC_WAIT CLGC_WAIT_POLL_NS
 for setting in "" CLGC_WAIT=blocking CLGC_WAIT_POLL_NS=20000 \
     CLGC_WAIT=Blocking CLGC_WAIT_POLL_NS=-5 CLGC_WAIT_POLL_NS=10us \
-    CLGC_WAIT_POLL_NS=1000000001 CLGC_WAIT_POLL_NS=99999999999999999999; do
+    CLGC_WAIT_POLL_NS=1000000001 CLGC_WAIT_POLL_NS=99999999999999999999 \
+    CLGC_WAIT_POLL_NS=+5; do
     echo "== ${setting:-the defaults}"
     env $setting $prog
 done

@@ -78,6 +78,10 @@ end
 -- coroutine that failed (the others stay ready for the next step) or of a
 -- callback that failed. Returns how many coroutines are still alive.
 function M.step(max)
+    if max ~= nil and math.type(max) ~= "integer" then
+        error("clgc.step: argument #1: integer expected, got " .. type(max),
+            2)
+    end
     core.drain(max or 0)
     local batch = ready
     ready = {}
@@ -116,6 +120,10 @@ end
 -- the scheduler is alive, sleeping in poll(2) on the queue's fd whenever
 -- none is ready.
 function M.run(main, ...)
+    if main ~= nil and type(main) ~= "function" then
+        error("clgc.run: argument #1: function expected, got " .. type(main),
+            2)
+    end
     if main ~= nil then
         M.spawn(main, ...)
     end
@@ -175,6 +183,11 @@ end
 --- Sleep for seconds: a coroutine yields; elsewhere the thread drains the
 -- queue until then.
 function M.sleep(seconds)
+    -- Checked here so that the error names clgc.sleep; NaN fails the test.
+    if type(seconds) ~= "number" or not (seconds >= 0 and seconds <= 1e6) then
+        error(("clgc.sleep: argument #1: seconds from 0 to 1e6 expected, got %s")
+            :format(tostring(seconds)), 2)
+    end
     local co = current()
     if co then
         core.after(seconds, function()
@@ -213,7 +226,7 @@ function M.wait(...)
         evs = { evs }
     end
     local co, failed = current(), false
-    for i = 1, #evs do
+    for i = 1, rawlen(evs) do
         evs[i]:post(function(status)
             schedule(co, WAKE, status)
         end)
@@ -247,13 +260,15 @@ end
 
 local Queue = core.methods("clgc.Queue")
 local read, write, finish = Queue.read, Queue.write, Queue.finish
+local marker = Queue.marker
 
 -- A blocking transfer waits behind the queue's earlier commands: in a
 -- coroutine, wait for them (a marker) first, so that it yields instead.
+-- The C marker checks q, whatever it is.
 local function behind(q, opts)
     if yields() then
         local wait = type(opts) == "table" and opts.wait or nil
-        M.wait(q:marker(wait))
+        M.wait(marker(q, wait))
     end
 end
 
@@ -291,6 +306,10 @@ end
 --- The first device of the first platform whose name contains pattern
 -- (plain text), with a context and a queue on it.
 function M.open(pattern, queue_options)
+    if pattern ~= nil and type(pattern) ~= "string" then
+        error("clgc.open: argument #1: string expected, got " .. type(pattern),
+            2)
+    end
     for _, p in ipairs(core.platforms()) do
         if p:info("name"):find(pattern or "", 1, true) then
             local devs = p:devices()

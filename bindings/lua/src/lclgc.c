@@ -19,7 +19,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <math.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,6 +42,7 @@ struct lclgc_state {
     lua_State *L;  /* the thread running the drain in progress */
     int draining;  /* a drain is running this state's handlers */
     int dead;      /* the Lua state has closed: handlers only free */
+    int closing;   /* under jobs_lock: timers end at once */
     long posts;    /* posts made and not yet run or freed (owner thread) */
     unsigned jobs; /* worker jobs that have yet to post */
     pthread_mutex_t jobs_lock;
@@ -51,6 +54,7 @@ struct lclgc_post {
     lclgc_state *st;
     int fn_ref, arg_ref;
     const char *what;
+    cl_int status; /* what a post made by lclgc_post_queue passes */
 };
 
 static pthread_mutex_t lclgc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -137,55 +141,225 @@ lclgc_cl_name(cl_int err)
     return "CL_UNKNOWN_ERROR";
 }
 
+/* Whether a chunk is the front module, clgc.lua, by its source name: an
+ * error is never reported at a position inside it, since the mistake is in
+ * the code that called it. */
+static int
+lclgc_is_front(const char *source)
+{
+    size_t n = strlen(source);
+
+    return (n >= 9 && strcmp(source + n - 9, "/clgc.lua") == 0) ||
+           strcmp(source, "@clgc.lua") == 0;
+}
+
+/* Push "chunk:line: " for the innermost Lua function on the stack that is
+ * not the front module's (C functions such as pcall have no line). */
+static void
+lclgc_where(lua_State *L)
+{
+    lua_Debug ar;
+
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0 ||
+            lclgc_is_front(ar.source))
+            continue;
+        lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+        return;
+    }
+    lua_pushliteral(L, "");
+}
+
+/* luaL_error, positioned at the user's code (lclgc_where). */
+int
+lclgc_error(lua_State *L, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    lclgc_where(L);
+    lua_pushvfstring(L, fmt, ap);
+    va_end(ap);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+/* "fn: argument #idx: what, got <type>". */
+int
+lclgc_argerror(lua_State *L, int idx, const char *fn, const char *what)
+{
+    return lclgc_error(L, "%s: argument #%d: %s, got %s", fn, idx, what,
+                       lclgc_typename(L, idx));
+}
+
+lua_Integer
+lclgc_checkint(lua_State *L, int idx, const char *fn)
+{
+    int isint;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
+
+    if (!isint || lua_type(L, idx) != LUA_TNUMBER)
+        lclgc_argerror(L, idx, fn, "integer expected");
+    return v;
+}
+
+lua_Integer
+lclgc_optint(lua_State *L, int idx, lua_Integer def, const char *fn)
+{
+    return lua_isnoneornil(L, idx) ? def : lclgc_checkint(L, idx, fn);
+}
+
+lua_Number
+lclgc_checknum(lua_State *L, int idx, const char *fn)
+{
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        lclgc_argerror(L, idx, fn, "number expected");
+    return lua_tonumber(L, idx);
+}
+
+const char *
+lclgc_checkstr(lua_State *L, int idx, size_t *len, const char *fn)
+{
+    if (lua_type(L, idx) != LUA_TSTRING)
+        lclgc_argerror(L, idx, fn, "string expected");
+    return lua_tolstring(L, idx, len);
+}
+
+const char *
+lclgc_optstr(lua_State *L, int idx, const char *def, const char *fn)
+{
+    return lua_isnoneornil(L, idx) ? def : lclgc_checkstr(L, idx, NULL, fn);
+}
+
+void
+lclgc_checktype(lua_State *L, int idx, int type, const char *fn)
+{
+    if (lua_type(L, idx) != type) {
+        lua_pushfstring(L, "%s expected", lua_typename(L, type));
+        lclgc_argerror(L, idx, fn, lua_tostring(L, -1));
+    }
+}
+
+/* The length of a table as its raw array part counts it: a lying __len
+ * (2^62, -1) must not size an array. Bounded so that any count of it fits
+ * a cl_uint and an int. */
+size_t
+lclgc_rawlen(lua_State *L, int idx, const char *fn)
+{
+    size_t n = lua_rawlen(L, idx);
+
+    if (n > INT32_MAX)
+        lclgc_error(L, "%s: a table of %zu elements is too long", fn, n);
+    return n;
+}
+
+/* One of names (def if the argument is absent), as its index. */
+int
+lclgc_checkopt(lua_State *L, int idx, const char *def,
+               const char *const names[], const char *fn)
+{
+    const char *name = def != NULL ? lclgc_optstr(L, idx, def, fn)
+                                   : lclgc_checkstr(L, idx, NULL, fn);
+
+    for (int i = 0; names[i] != NULL; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return lclgc_error(L, "%s: argument #%d: invalid option '%s'", fn, idx,
+                       name);
+}
+
 /* The one error convention: "<function>: <OpenCL name> (<code>)". */
 int
 lclgc_cl_error(lua_State *L, const char *fn, cl_int err)
 {
-    return luaL_error(L, "%s: %s (%d)", fn, lclgc_cl_name(err), (int)err);
+    return lclgc_error(L, "%s: %s (%d)", fn, lclgc_cl_name(err), (int)err);
 }
 
 int
 lclgc_clgc_error(lua_State *L, const char *fn, int err)
 {
-    return luaL_error(L, "%s: CLGC_%s (%d): %s", fn, clgc_err_name(err), err,
-                      clgc_strerror(err));
+    return lclgc_error(L, "%s: CLGC_%s (%d): %s", fn, clgc_err_name(err), err,
+                       clgc_strerror(err));
 }
 
 /* ------------------------------------------------------------------------
  * Handles */
 
-static int
-lclgc_handle_release(lua_State *L)
+/* self of a handle's own function: a handle of the class named by the
+ * function's upvalue, released or not (each function of the class is a
+ * closure over its name, so that a foreign self, b.release(io.stdout), is
+ * refused rather than taken for a handle). */
+static lclgc_handle *
+lclgc_self(lua_State *L, const char *method)
 {
-    lclgc_handle *h = lua_touserdata(L, 1);
-    void *obj;
+    const char *kind = lua_tostring(L, lua_upvalueindex(1));
+    lclgc_handle *h = luaL_testudata(L, 1, kind);
 
-    if (h == NULL || h->obj == NULL)
-        return 0; /* released already: release is idempotent */
-    obj = h->obj;
+    if (h == NULL) {
+        const char *fn = lua_pushfstring(L, "%s:%s", kind, method);
+
+        lua_pushfstring(L, "%s expected", kind);
+        lclgc_argerror(L, 1, fn, lua_tostring(L, -1));
+    }
+    return h;
+}
+
+/* Release what a handle holds; idempotent. */
+void
+lclgc_handle_drop(lclgc_handle *h)
+{
+    void *obj = h->obj;
+
+    if (obj == NULL)
+        return; /* released already: release is idempotent */
     h->obj = NULL;
     if (h->release != NULL)
         (void)h->release(obj);
+}
+
+static int
+lclgc_handle_release(lua_State *L)
+{
+    lclgc_handle *h = lclgc_self(L, "release");
+
+    lclgc_handle_drop(h);
+    /* A kernel lets go of its arguments with it (lprogram.c). The held
+     * references may have been finalized already, in the same collection:
+     * their handles stay valid during it, and a dropped one is NULL. */
+    if (lua_getiuservalue(L, 1, 2) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            lclgc_handle *a = luaL_testudata(L, -1, LCLGC_KERNEL_ARG);
+
+            if (a != NULL)
+                lclgc_handle_drop(a);
+            lua_pop(L, 1);
+        }
+    }
     return 0;
 }
 
 static int
 lclgc_handle_tostring(lua_State *L)
 {
-    lclgc_handle *h = lua_touserdata(L, 1);
+    lclgc_handle *h = lclgc_self(L, "__tostring");
 
-    lua_getfield(L, lua_upvalueindex(1), "__name");
     if (h->obj == NULL)
-        lua_pushfstring(L, "%s (released)", lua_tostring(L, -1));
+        lua_pushfstring(L, "%s (released)",
+                        lua_tostring(L, lua_upvalueindex(1)));
     else
-        lua_pushfstring(L, "%s (%p)", lua_tostring(L, -1), h->obj);
+        lua_pushfstring(L, "%s (%p)", lua_tostring(L, lua_upvalueindex(1)),
+                        h->obj);
     return 1;
 }
 
+/* Lua calls __eq with either operand ours: the other may be anything. */
 static int
 lclgc_handle_eq(lua_State *L)
 {
-    lclgc_handle *a = lua_touserdata(L, 1), *b = lua_touserdata(L, 2);
+    const char *kind = lua_tostring(L, lua_upvalueindex(1));
+    lclgc_handle *a = luaL_testudata(L, 1, kind),
+                 *b = luaL_testudata(L, 2, kind);
 
     lua_pushboolean(L, a != NULL && b != NULL && a->obj != NULL &&
                            a->obj == b->obj);
@@ -196,16 +370,29 @@ lclgc_handle_eq(lua_State *L)
 static int
 lclgc_handle_ptr(lua_State *L)
 {
-    lclgc_handle *h = lua_touserdata(L, 1);
+    lclgc_handle *h = lclgc_self(L, "ptr");
 
     if (h->obj == NULL)
-        return luaL_error(L, "clgc: ptr: the handle has been released");
+        return lclgc_error(L, "%s:ptr: argument #1: the %s has been released",
+                           lua_tostring(L, lua_upvalueindex(1)),
+                           lua_tostring(L, lua_upvalueindex(1)));
     lua_pushlightuserdata(L, h->obj);
     return 1;
 }
 
+static void
+lclgc_set_method(lua_State *L, const char *name, const char *field,
+                 lua_CFunction f)
+{
+    lua_pushstring(L, name);
+    lua_pushcclosure(L, f, 1);
+    lua_setfield(L, -2, field);
+}
+
 /* A metatable for handles of one kind: methods, plus release, __gc and
- * __close, all the same idempotent release (as liolib's close). */
+ * __close, all the same idempotent release (as liolib's close). The
+ * metatable is protected (__metatable): getmetatable gives false, so no
+ * Lua code can call its functions with another self or change them. */
 void
 lclgc_new_class(lua_State *L, const char *name, const luaL_Reg *methods)
 {
@@ -213,20 +400,15 @@ lclgc_new_class(lua_State *L, const char *name, const luaL_Reg *methods)
     lua_newtable(L);
     if (methods != NULL)
         luaL_setfuncs(L, methods, 0);
-    lua_pushcfunction(L, lclgc_handle_release);
-    lua_setfield(L, -2, "release");
-    lua_pushcfunction(L, lclgc_handle_ptr);
-    lua_setfield(L, -2, "ptr");
+    lclgc_set_method(L, name, "release", lclgc_handle_release);
+    lclgc_set_method(L, name, "ptr", lclgc_handle_ptr);
     lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, lclgc_handle_release);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, lclgc_handle_release);
-    lua_setfield(L, -2, "__close");
-    lua_pushcfunction(L, lclgc_handle_eq);
-    lua_setfield(L, -2, "__eq");
-    lua_pushvalue(L, -1);
-    lua_pushcclosure(L, lclgc_handle_tostring, 1);
-    lua_setfield(L, -2, "__tostring");
+    lclgc_set_method(L, name, "__gc", lclgc_handle_release);
+    lclgc_set_method(L, name, "__close", lclgc_handle_release);
+    lclgc_set_method(L, name, "__eq", lclgc_handle_eq);
+    lclgc_set_method(L, name, "__tostring", lclgc_handle_tostring);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
 }
 
@@ -282,12 +464,13 @@ lclgc_push_handle(lua_State *L, const char *kind, void *obj)
         {LCLGC_CONTEXT, lclgc_rel_context}, {LCLGC_QUEUE, lclgc_rel_queue},
         {LCLGC_PROGRAM, lclgc_rel_program}, {LCLGC_KERNEL, lclgc_rel_kernel},
         {LCLGC_BUFFER, lclgc_rel_mem},      {LCLGC_EVENT, lclgc_rel_event},
+        {LCLGC_KERNEL_ARG, lclgc_rel_mem},
     };
     /* A kernel keeps the buffers set as its arguments in its user value:
      * clSetKernelArg does not retain them, and a buffer collected while
      * the kernel can still be launched would be freed under it. */
-    lclgc_handle *h =
-        lua_newuserdatauv(L, sizeof(*h), strcmp(kind, LCLGC_KERNEL) == 0);
+    lclgc_handle *h = lua_newuserdatauv(
+        L, sizeof(*h), strcmp(kind, LCLGC_KERNEL) == 0 ? 2 : 0);
 
     h->obj = NULL; /* until the metatable is on: a __gc must find nothing */
     h->release = NULL;
@@ -317,16 +500,16 @@ lclgc_check_handle(lua_State *L, int idx, const char *kind, const char *fn)
 
     /* A negative index is an element of a table argument. */
     if (h == NULL && idx < 0)
-        luaL_error(L, "%s: a list of %s expected, got an element of type %s",
-                   fn, kind, lclgc_typename(L, idx));
+        lclgc_error(L, "%s: a list of %s expected, got an element of type %s",
+                    fn, kind, lclgc_typename(L, idx));
     else if (h == NULL)
-        luaL_error(L, "%s: argument #%d: %s expected, got %s", fn, idx, kind,
-                   lclgc_typename(L, idx));
+        lclgc_error(L, "%s: argument #%d: %s expected, got %s", fn, idx, kind,
+                    lclgc_typename(L, idx));
     else if (h->obj == NULL && idx < 0)
-        luaL_error(L, "%s: a %s in the list has been released", fn, kind);
+        lclgc_error(L, "%s: a %s in the list has been released", fn, kind);
     else if (h->obj == NULL)
-        luaL_error(L, "%s: argument #%d: the %s has been released", fn, idx,
-                   kind);
+        lclgc_error(L, "%s: argument #%d: the %s has been released", fn, idx,
+                    kind);
     return h;
 }
 
@@ -360,7 +543,7 @@ static int
 lclgc_set_wait_mode(lua_State *L)
 {
     static const char *const modes[] = {"cooperative", "blocking", NULL};
-    int m = luaL_checkoption(L, 1, NULL, modes);
+    int m = lclgc_checkopt(L, 1, NULL, modes, "clgc.set_wait_mode");
 
     (void)clgc_wait_set_mode(m ? CLGC_WAIT_BLOCKING : CLGC_WAIT_COOPERATIVE);
     __atomic_store_n(&lclgc_mode, m, __ATOMIC_RELAXED);
@@ -499,12 +682,13 @@ lclgc_post_new(lua_State *L, int fn_idx, int arg_idx, const char *what)
     arg_idx = arg_idx != 0 ? lua_absindex(L, arg_idx) : 0;
     p = malloc(sizeof(*p));
     if (p == NULL) {
-        luaL_error(L, "%s: out of memory", what);
+        lclgc_error(L, "%s: out of memory", what);
         return NULL;
     }
     p->st = st;
     p->what = what;
     p->fn_ref = p->arg_ref = LUA_NOREF;
+    p->status = CL_SUCCESS;
     st->posts++;
     lua_pushvalue(L, fn_idx);
     p->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -581,7 +765,21 @@ lclgc_post_run(struct lclgc_post *p, cl_int status)
 static void
 lclgc_post_posted(void *p)
 {
-    lclgc_post_run(p, CL_SUCCESS);
+    lclgc_post_run(p, ((struct lclgc_post *)p)->status);
+}
+
+/* Post p to its state's queue, to run as fn(status, arg) in a later
+ * drain. On failure p is freed and clgc's error returned. Owner thread. */
+int
+lclgc_post_queue(struct lclgc_post *p, cl_int status)
+{
+    int err;
+
+    p->status = status;
+    err = clgc_queue_post(p->st->queue, lclgc_post_posted, p);
+    if (err != CLGC_OK)
+        lclgc_post_free(p);
+    return err;
 }
 
 /* ------------------------------------------------------------------------
@@ -630,8 +828,11 @@ lclgc_state_gc(lua_State *L)
     if (st == NULL)
         return 0;
     *box = NULL;
-    /* Workers post to the queue: it must outlive them. */
+    /* Workers post to the queue: it must outlive them. Timers end at
+     * once (their handlers will never run); builds cannot be cut short. */
     pthread_mutex_lock(&st->jobs_lock);
+    st->closing = 1;
+    pthread_cond_broadcast(&st->jobs_cond);
     while (st->jobs > 0)
         pthread_cond_wait(&st->jobs_cond, &st->jobs_lock);
     pthread_mutex_unlock(&st->jobs_lock);
@@ -663,6 +864,18 @@ lclgc_state_gc(lua_State *L)
     return 0;
 }
 
+/* jobs_cond on the monotonic clock, which timers wait by. */
+static void
+lclgc_cond_init(pthread_cond_t *cond)
+{
+    pthread_condattr_t attr;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
 lclgc_state *
 lclgc_state_get(lua_State *L)
 {
@@ -673,7 +886,7 @@ lclgc_state_get(lua_State *L)
         st = *(lclgc_state **)lua_touserdata(L, -1);
         lua_pop(L, 1);
         if (st == NULL)
-            luaL_error(L, "clgc: the state is closing");
+            lclgc_error(L, "clgc: the state is closing");
         return st;
     }
     lua_pop(L, 1);
@@ -685,7 +898,7 @@ lclgc_state_get(lua_State *L)
     lua_setmetatable(L, -2);
     st = calloc(1, sizeof(*st));
     if (st == NULL) {
-        luaL_error(L, "clgc: out of memory");
+        lclgc_error(L, "clgc: out of memory");
         return NULL;
     }
     err = clgc_queue_create(&st->queue);
@@ -695,7 +908,7 @@ lclgc_state_get(lua_State *L)
         return NULL;
     }
     pthread_mutex_init(&st->jobs_lock, NULL);
-    pthread_cond_init(&st->jobs_cond, NULL);
+    lclgc_cond_init(&st->jobs_cond);
     st->inbox_tail = &st->inbox;
     *box = st;
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lclgc_state_key);
@@ -719,8 +932,8 @@ lclgc_drain(lua_State *L, int max, const char *fn)
     int n;
 
     if (st->draining)
-        return luaL_error(L, "%s: called from a handler of this state's queue",
-                          fn);
+        return lclgc_error(L, "%s: called from a handler of this state's queue",
+                           fn);
     st->L = L;
     st->draining = 1;
     n = clgc_queue_drain(st->queue, (unsigned)max);
@@ -748,11 +961,11 @@ lclgc_is_draining(lua_State *L)
 static int
 lclgc_l_drain(lua_State *L)
 {
-    lua_Integer max = luaL_optinteger(L, 1, 0);
+    lua_Integer max = lclgc_optint(L, 1, 0, "clgc.drain");
     int n;
 
-    luaL_argcheck(L, max >= 0 && max <= 1000000000, 1,
-                  "clgc.drain: max out of range");
+    if (max < 0 || max > 1000000000)
+        return lclgc_error(L, "clgc.drain: argument #1: max out of range");
     n = lclgc_drain(L, (int)max, "clgc.drain");
     lclgc_raise_failures(L, "clgc.drain");
     lua_pushinteger(L, n);
@@ -767,18 +980,24 @@ lclgc_l_fd(lua_State *L)
 }
 
 /* poll(2) the queue's fd: block until it is readable, or for at most
- * timeout seconds. Returns whether it is readable. */
+ * timeout seconds (nil, a negative number or math.huge: no bound; NaN is
+ * refused, as no wait can be meant by it). Returns whether it is
+ * readable. */
 static int
 lclgc_l_poll(lua_State *L)
 {
     lclgc_state *st = lclgc_state_get(L);
-    double t = luaL_optnumber(L, 1, -1);
+    double t = lua_isnoneornil(L, 1) ? -1 : lclgc_checknum(L, 1, "clgc.poll");
     struct pollfd pfd = {clgc_queue_fd(st->queue), POLLIN, 0};
-    int ms = t < 0 ? -1 : t > 1e6 ? 1000000000 : (int)(t * 1000);
-    int r = poll(&pfd, 1, ms);
+    int ms, r;
+
+    if (isnan(t))
+        return lclgc_error(L, "clgc.poll: argument #1: seconds is NaN");
+    ms = t < 0 || t > 1e6 ? -1 : (int)ceil(t * 1000);
+    r = poll(&pfd, 1, ms);
 
     if (r < 0 && errno != EINTR)
-        return luaL_error(L, "clgc.poll: %s", strerror(errno));
+        return lclgc_error(L, "clgc.poll: %s", strerror(errno));
     lua_pushboolean(L, r > 0);
     return 1;
 }
@@ -809,13 +1028,11 @@ lclgc_l_post(lua_State *L)
     struct lclgc_post *p;
     int err;
 
-    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lclgc_checktype(L, 1, LUA_TFUNCTION, "clgc.post");
     p = lclgc_post_new(L, 1, lua_isnoneornil(L, 2) ? 0 : 2, "clgc.post");
-    err = clgc_queue_post(p->st->queue, lclgc_post_posted, p);
-    if (err != CLGC_OK) {
-        lclgc_post_free(p);
+    err = lclgc_post_queue(p, CL_SUCCESS);
+    if (err != CLGC_OK)
         return lclgc_clgc_error(L, "clgc.post", err);
-    }
     return 0;
 }
 
@@ -841,6 +1058,7 @@ lclgc_job_main(void *arg)
     if (clgc_queue_post(st->queue, lclgc_job_finished, job) != CLGC_OK) {
         /* No memory to post: the handler is lost; free what we can. */
         free(job->done);
+        job->lost = 1;
         job->finish(job);
     }
     /* The state may close once this is done: touch nothing after it. */
@@ -874,8 +1092,8 @@ lclgc_job_start(lua_State *L, struct lclgc_job *job, const char *fn)
         pthread_mutex_lock(&st->jobs_lock);
         st->jobs--;
         pthread_mutex_unlock(&st->jobs_lock);
-        return luaL_error(L, "%s: cannot start a thread: %s", fn,
-                          strerror(err));
+        return lclgc_error(L, "%s: cannot start a thread: %s", fn,
+                           strerror(err));
     }
     return 0;
 }
@@ -885,15 +1103,28 @@ struct lclgc_sleep {
     double seconds;
 };
 
+/* Wait until the time is up or the state closes, whichever is first:
+ * closing a state never waits out a timer. */
 static void
 lclgc_sleep_work(struct lclgc_job *job)
 {
     struct lclgc_sleep *s = (struct lclgc_sleep *)job;
-    struct timespec ts = {(time_t)s->seconds,
-                          (long)((s->seconds - (time_t)s->seconds) * 1e9)};
+    lclgc_state *st = job->st;
+    struct timespec end;
 
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += (time_t)s->seconds;
+    end.tv_nsec += (long)((s->seconds - (time_t)s->seconds) * 1e9);
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&st->jobs_lock);
+    while (!st->closing &&
+           pthread_cond_timedwait(&st->jobs_cond, &st->jobs_lock, &end) !=
+               ETIMEDOUT)
         ;
+    pthread_mutex_unlock(&st->jobs_lock);
 }
 
 static void
@@ -906,14 +1137,17 @@ lclgc_sleep_finish(struct lclgc_job *job)
 static int
 lclgc_l_after(lua_State *L)
 {
-    double t = luaL_checknumber(L, 1);
+    double t = lclgc_checknum(L, 1, "clgc.after");
     struct lclgc_sleep *s;
 
-    luaL_argcheck(L, t >= 0 && t <= 1e6, 1, "clgc.after: seconds out of range");
-    luaL_checktype(L, 2, LUA_TFUNCTION);
+    /* The test is written so that NaN fails it too. */
+    if (!(t >= 0 && t <= 1e6))
+        return lclgc_error(L, "clgc.after: argument #1: seconds out of "
+                              "range (0 to 1e6)");
+    lclgc_checktype(L, 2, LUA_TFUNCTION, "clgc.after");
     s = calloc(1, sizeof(*s));
     if (s == NULL)
-        return luaL_error(L, "clgc.after: out of memory");
+        return lclgc_error(L, "clgc.after: out of memory");
     s->seconds = t;
     s->job.work = lclgc_sleep_work;
     s->job.finish = lclgc_sleep_finish;
@@ -930,8 +1164,10 @@ lclgc_l_after(lua_State *L)
 static int
 lclgc_l_methods(lua_State *L)
 {
-    if (luaL_getmetatable(L, luaL_checkstring(L, 1)) != LUA_TTABLE)
-        return luaL_error(L, "clgc.methods: no class '%s'", lua_tostring(L, 1));
+    if (luaL_getmetatable(L, lclgc_checkstr(L, 1, NULL, "clgc.methods")) !=
+        LUA_TTABLE)
+        return lclgc_error(L, "clgc.methods: no class '%s'",
+                           lua_tostring(L, 1));
     lua_getfield(L, -1, "__index");
     return 1;
 }
@@ -941,13 +1177,13 @@ lclgc_l_methods(lua_State *L)
 static int
 lclgc_l_check_events(lua_State *L)
 {
-    const char *fn = luaL_optstring(L, 2, "clgc.wait");
+    const char *fn = lclgc_optstr(L, 2, "clgc.wait", "clgc.check_events");
     cl_uint n;
 
     (void)lclgc_check_events(L, 1, &n, fn);
     if (n == 0)
-        return luaL_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
-                          CL_INVALID_VALUE);
+        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
+                           CL_INVALID_VALUE);
     lua_pushinteger(L, n);
     return 1;
 }
@@ -998,7 +1234,12 @@ lclgc_l_reapers(lua_State *L)
 static int
 lclgc_l_cl_error_name(lua_State *L)
 {
-    lua_pushstring(L, lclgc_cl_name((cl_int)luaL_checkinteger(L, 1)));
+    lua_Integer code = lclgc_checkint(L, 1, "clgc.error_name");
+
+    /* A code no cl_int can hold has no name (a cast would make 2^40 0). */
+    lua_pushstring(L, code < INT32_MIN || code > INT32_MAX
+                          ? "CL_UNKNOWN_ERROR"
+                          : lclgc_cl_name((cl_int)code));
     return 1;
 }
 

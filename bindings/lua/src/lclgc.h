@@ -24,7 +24,10 @@
 typedef struct lclgc_state lclgc_state;
 
 /* A handle: an OpenCL object, and how to release it (NULL: nothing to
- * release, as for platforms and root devices). obj is NULL once released. */
+ * release, as for platforms and root devices). obj is NULL once released.
+ * A kernel's handle has two user values: the Lua values set as its
+ * arguments, by index, and the references it holds on its buffer
+ * arguments (handles of the hidden class LCLGC_KERNEL_ARG). */
 typedef struct lclgc_handle {
     void *obj;
     cl_int (*release)(void *obj);
@@ -41,6 +44,7 @@ typedef struct lclgc_handle {
 #define LCLGC_EVENT "clgc.Event"
 #define LCLGC_LOCAL "clgc.Local"
 #define LCLGC_MEMORY "clgc.Memory"
+#define LCLGC_KERNEL_ARG "clgc.KernelArg"
 
 /* A Lua function to call in a later drain of the state's queue, on the
  * owner thread, as fn(status, arg): the handler of a completion, a
@@ -58,7 +62,26 @@ struct lclgc_job {
     void (*work)(struct lclgc_job *job);
     void (*finish)(struct lclgc_job *job);
     cl_int status;
+    int lost; /* finish runs on the worker: no post of it may run */
 };
+
+/* Errors. Every message starts with the documented function's name (fn:
+ * "clgc.Queue:write") and the position of the user's code that called it,
+ * never one inside clgc.lua. Arguments are counted as they sit on the
+ * stack: a method's object is argument #1. */
+int lclgc_error(lua_State *L, const char *fmt, ...);
+int lclgc_argerror(lua_State *L, int idx, const char *fn, const char *what);
+lua_Integer lclgc_checkint(lua_State *L, int idx, const char *fn);
+lua_Integer lclgc_optint(lua_State *L, int idx, lua_Integer def,
+                         const char *fn);
+lua_Number lclgc_checknum(lua_State *L, int idx, const char *fn);
+const char *lclgc_checkstr(lua_State *L, int idx, size_t *len, const char *fn);
+const char *lclgc_optstr(lua_State *L, int idx, const char *def,
+                         const char *fn);
+void lclgc_checktype(lua_State *L, int idx, int type, const char *fn);
+size_t lclgc_rawlen(lua_State *L, int idx, const char *fn);
+int lclgc_checkopt(lua_State *L, int idx, const char *def,
+                   const char *const names[], const char *fn);
 
 /* lclgc.c */
 lclgc_state *lclgc_state_get(lua_State *L);
@@ -74,8 +97,10 @@ void *lclgc_check(lua_State *L, int idx, const char *kind, const char *fn);
 lclgc_handle *lclgc_check_handle(lua_State *L, int idx, const char *kind,
                                  const char *fn);
 int lclgc_blocking(void);
+void lclgc_handle_drop(lclgc_handle *h);
 struct lclgc_post *lclgc_post_new(lua_State *L, int fn_idx, int arg_idx,
                                   const char *what);
+int lclgc_post_queue(struct lclgc_post *p, cl_int status);
 void lclgc_post_run(struct lclgc_post *p, cl_int status);
 void lclgc_post_free(struct lclgc_post *p);
 int lclgc_job_start(lua_State *L, struct lclgc_job *job, const char *fn);

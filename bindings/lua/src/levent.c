@@ -27,9 +27,9 @@ lclgc_check_events(lua_State *L, int idx, cl_uint *n, const char *fn)
         return evs;
     }
     if (!lua_istable(L, idx))
-        luaL_error(L, "%s: %s or a table of them expected, got %s", fn,
-                   LCLGC_EVENT, lclgc_typename(L, idx));
-    *n = (cl_uint)luaL_len(L, idx);
+        lclgc_error(L, "%s: %s or a table of them expected, got %s", fn,
+                    LCLGC_EVENT, lclgc_typename(L, idx));
+    *n = (cl_uint)lclgc_rawlen(L, idx, fn);
     evs = lua_newuserdatauv(L, (*n + 1) * sizeof(*evs), 0);
     for (cl_uint i = 0; i < *n; i++) {
         lua_rawgeti(L, idx, i + 1);
@@ -47,22 +47,22 @@ lclgc_check_sizes(lua_State *L, int idx, size_t out[3], const char *fn,
     cl_uint n;
 
     if (lua_type(L, idx) == LUA_TNUMBER) {
-        lua_Integer v = luaL_checkinteger(L, idx);
+        lua_Integer v = lclgc_checkint(L, idx, fn);
 
         if (v < 0)
-            luaL_error(L, "%s: %s size must not be negative", fn, what);
+            lclgc_error(L, "%s: %s size must not be negative", fn, what);
         out[0] = (size_t)v;
         return 1;
     }
     if (!lua_istable(L, idx))
-        luaL_error(L, "%s: %s size: number or table expected, got %s", fn, what,
-                   lclgc_typename(L, idx));
-    n = (cl_uint)luaL_len(L, idx);
+        lclgc_error(L, "%s: %s size: number or table expected, got %s", fn,
+                    what, lclgc_typename(L, idx));
+    n = (cl_uint)lclgc_rawlen(L, idx, fn);
     if (n < 1 || n > 3)
-        luaL_error(L,
-                   "%s: CL_INVALID_WORK_DIMENSION (%d): %s size has %d "
-                   "dimensions",
-                   fn, CL_INVALID_WORK_DIMENSION, what, (int)n);
+        lclgc_error(L,
+                    "%s: CL_INVALID_WORK_DIMENSION (%d): %s size has %d "
+                    "dimensions",
+                    fn, CL_INVALID_WORK_DIMENSION, what, (int)n);
     for (cl_uint i = 0; i < n; i++) {
         int isint;
         lua_Integer v;
@@ -70,8 +70,8 @@ lclgc_check_sizes(lua_State *L, int idx, size_t out[3], const char *fn,
         lua_rawgeti(L, idx, i + 1);
         v = lua_tointegerx(L, -1, &isint);
         if (!isint || v < 0)
-            luaL_error(L, "%s: %s size: non-negative integers expected", fn,
-                       what);
+            lclgc_error(L, "%s: %s size: non-negative integers expected", fn,
+                        what);
         out[i] = (size_t)v;
         lua_pop(L, 1);
     }
@@ -95,7 +95,7 @@ lclgc_queue_launch(lua_State *L)
     if (lua_type(L, 4) == LUA_TNUMBER) {
         ld = lclgc_check_sizes(L, 4, local, fn, "local");
     } else if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
+        lclgc_checktype(L, 4, LUA_TTABLE, fn);
         if (lua_getfield(L, 4, "local") != LUA_TNIL)
             ld = lclgc_check_sizes(L, lua_gettop(L), local, fn, "local");
         lua_pop(L, 1);
@@ -106,10 +106,10 @@ lclgc_queue_launch(lua_State *L)
         wait = lclgc_check_events(L, -1, &nwait, fn);
     }
     if ((ld != 0 && ld != dims) || (od != 0 && od != dims))
-        return luaL_error(L,
-                          "%s: CL_INVALID_WORK_DIMENSION (%d): global, "
-                          "local and offset sizes differ in dimensions",
-                          fn, CL_INVALID_WORK_DIMENSION);
+        return lclgc_error(L,
+                           "%s: CL_INVALID_WORK_DIMENSION (%d): global, "
+                           "local and offset sizes differ in dimensions",
+                           fn, CL_INVALID_WORK_DIMENSION);
     err = clgc_clEnqueueNDRangeKernel(q, k, dims, od ? offset : NULL, global,
                                       ld ? local : NULL, nwait, wait, &ev);
     if (err != CL_SUCCESS)
@@ -160,15 +160,15 @@ lclgc_event_set_status(lua_State *L)
 
     if (lua_type(L, 2) == LUA_TSTRING) {
         if (strcmp(lua_tostring(L, 2), "complete") != 0)
-            return luaL_error(L, "%s: 'complete' or a negative code expected",
-                              fn);
+            return lclgc_error(L, "%s: 'complete' or a negative code expected",
+                               fn);
         status = CL_COMPLETE;
     } else {
-        lua_Integer s = luaL_checkinteger(L, 2);
+        lua_Integer s = lclgc_checkint(L, 2, fn);
 
         if (s > 0 || s < -0x7fffffff)
-            return luaL_error(L, "%s: CL_INVALID_VALUE (%d): status %I", fn,
-                              CL_INVALID_VALUE, s);
+            return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): status %I", fn,
+                               CL_INVALID_VALUE, s);
         status = (cl_int)s;
     }
     err = clgc_clSetUserEventStatus(ev, status);
@@ -223,7 +223,7 @@ lclgc_event_profile(lua_State *L)
         CL_PROFILING_COMMAND_COMPLETE};
     const char *fn = "clgc.Event:profile";
     cl_event ev = lclgc_check(L, 1, LCLGC_EVENT, fn);
-    cl_profiling_info p = params[luaL_checkoption(L, 2, NULL, names)];
+    cl_profiling_info p = params[lclgc_checkopt(L, 2, NULL, names, fn)];
     cl_ulong t = 0;
     cl_int err = clgc_clGetEventProfilingInfo(ev, p, sizeof(t), &t, NULL);
 
@@ -263,12 +263,12 @@ lclgc_wait(lua_State *L)
         lua_settop(L, 1);
     }
     if (lua_isnoneornil(L, 1))
-        return luaL_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
-                          CL_INVALID_VALUE);
+        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
+                           CL_INVALID_VALUE);
     evs = lclgc_check_events(L, 1, &n, fn);
     if (n == 0)
-        return luaL_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
-                          CL_INVALID_VALUE);
+        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
+                           CL_INVALID_VALUE);
     err = clgc_wait_for_events(n, evs);
 waited:
     /* Run what came in meanwhile, unless nothing of ours can be in the
@@ -300,13 +300,13 @@ lclgc_event_on(lua_State *L)
     static const cl_int types[] = {CL_COMPLETE, CL_RUNNING, CL_SUBMITTED};
     const char *fn = "clgc.Event:on";
     cl_event ev = lclgc_check(L, 1, LCLGC_EVENT, fn);
-    cl_int type = types[luaL_checkoption(L, 3, "complete", names)];
+    cl_int type = types[lclgc_checkopt(L, 3, "complete", names, fn)];
     lclgc_state *st = lclgc_state_get(L);
     struct lclgc_post *p;
     clgc_queue_t *before;
     cl_int err;
 
-    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lclgc_checktype(L, 2, LUA_TFUNCTION, fn);
     p = lclgc_post_new(L, 2, 1, "clgc.Event:on");
     /* Defer to this state's queue for this registration only, and give
      * back whatever deferral the thread had. */
@@ -354,7 +354,7 @@ lclgc_on_release(lua_State *L, const char *kind, const char *fn)
     clgc_queue_t *before;
     cl_int err;
 
-    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lclgc_checktype(L, 2, LUA_TFUNCTION, fn);
     p = lclgc_post_new(L, 2, 0, fn);
     before = clgc_callbacks_deferred_to();
     (void)clgc_callbacks_defer(lclgc_state_queue(st));
@@ -402,7 +402,7 @@ lclgc_event_post(lua_State *L)
     struct lclgc_post *p;
     cl_int err;
 
-    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lclgc_checktype(L, 2, LUA_TFUNCTION, fn);
     p = lclgc_post_new(L, 2, 1, "clgc.Event:post");
     err = clgc_event_post(ev, lclgc_state_queue(lclgc_state_get(L)),
                           lclgc_event_posted, p);

@@ -2,6 +2,8 @@
  * call(name, ...) with Lua values converted by each parameter's ctype, so
  * a Lua program is never stuck for want of a method. */
 
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lclgc.h"
@@ -11,39 +13,207 @@ static const char *const lclgc_ctype_names[] = {
     "int32", "uint32", "int64",  "uint64",  "intptr",
     "size",  "float",  "double", "pointer", "function"};
 
-/* A pointer argument: nil, a handle, Memory, a light userdata, or a
- * string (read-only bytes: for const char * parameters). */
-static void *
-lclgc_check_pointer(lua_State *L, int idx, const char *fn, unsigned i)
+/* The size of one element a pointer parameter of C type `type` points
+ * to ("cl_int *": 4), or 0 if it is not known. */
+static size_t
+lclgc_pointee_size(const char *type)
 {
+    static const struct {
+        const char *name;
+        size_t size;
+    } sizes[] = {{"char", 1},
+                 {"unsigned char", 1},
+                 {"cl_char", 1},
+                 {"cl_uchar", 1},
+                 {"cl_int", 4},
+                 {"cl_uint", 4},
+                 {"cl_bool", 4},
+                 {"cl_build_status", 4},
+                 {"cl_long", 8},
+                 {"cl_ulong", 8},
+                 {"size_t", sizeof(size_t)},
+                 {"cl_context_properties", sizeof(intptr_t)},
+                 {"cl_device_partition_property", sizeof(intptr_t)},
+                 {"cl_queue_properties", 8},
+                 {"cl_mem_properties", 8},
+                 {"cl_platform_id", sizeof(void *)},
+                 {"cl_device_id", sizeof(void *)},
+                 {"cl_context", sizeof(void *)},
+                 {"cl_command_queue", sizeof(void *)},
+                 {"cl_program", sizeof(void *)},
+                 {"cl_kernel", sizeof(void *)},
+                 {"cl_mem", sizeof(void *)},
+                 {"cl_event", sizeof(void *)},
+                 {"cl_sampler", sizeof(void *)}};
+    size_t n = strncmp(type, "const ", 6) == 0 ? 6 : 0;
+    const char *star;
+
+    type += n;
+    star = strchr(type, '*');
+    if (star == NULL)
+        return 0;
+    if (star[1] != '\0' && strchr(star + 1, '*') != NULL)
+        return sizeof(void *); /* an array of pointers */
+    n = (size_t)(star - type);
+    while (n > 0 && type[n - 1] == ' ')
+        n--;
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        if (strlen(sizes[i].name) == n && strncmp(sizes[i].name, type, n) == 0)
+            return sizes[i].size;
+    return 0;
+}
+
+/* The value of the integer parameter named name, or -1. */
+static lua_Integer
+lclgc_param_value(lua_State *L, const clgc_command_t *c, const char *name,
+                  unsigned before)
+{
+    for (unsigned j = 0; j < before; j++)
+        if (strcmp(c->params[j].name, name) == 0 &&
+            c->params[j].ctype != CLGC_CTYPE_POINTER)
+            return lua_tointeger(L, (int)j + 2);
+    return -1;
+}
+
+/* How many bytes pointer parameter i reaches, from the parameters
+ * OpenCL's conventions pair it with, or -1 if they do not say: a void
+ * pointer P takes P_size (param_value_size, pattern_size), arg_size for
+ * arg_value, or size; a typed one one element if it is a result (_ret,
+ * num_*, event), else the count before it (num_*, count, work_dim). */
+static lua_Integer
+lclgc_pointer_reach(lua_State *L, const clgc_command_t *c, unsigned i)
+{
+    const char *name = c->params[i].name;
+    size_t es = lclgc_pointee_size(c->params[i].type), len = strlen(name);
+    lua_Integer n = -1;
+    char buf[64];
+
+    if (strstr(c->params[i].type, "void *") != NULL &&
+        strchr(strchr(c->params[i].type, '*') + 1, '*') == NULL) {
+        snprintf(buf, sizeof(buf), "%s_size", name);
+        n = lclgc_param_value(L, c, buf, c->nparams);
+        if (n < 0 && len > 6 && strcmp(name + len - 6, "_value") == 0) {
+            snprintf(buf, sizeof(buf), "%.*s_size", (int)(len - 6), name);
+            n = lclgc_param_value(L, c, buf, c->nparams);
+        }
+        if (n < 0)
+            n = lclgc_param_value(L, c, "size", c->nparams);
+        return n;
+    }
+    if (es == 0)
+        return -1;
+    if ((len > 4 && strcmp(name + len - 4, "_ret") == 0) ||
+        strncmp(name, "num_", 4) == 0 || strcmp(name, "event") == 0)
+        return (lua_Integer)es;
+    for (unsigned j = i; j-- > 0 && n < 0;)
+        if (c->params[j].ctype != CLGC_CTYPE_POINTER &&
+            (strncmp(c->params[j].name, "num_", 4) == 0 ||
+             strcmp(c->params[j].name, "count") == 0 ||
+             strcmp(c->params[j].name, "work_dim") == 0))
+            n = lua_tointeger(L, (int)j + 2);
+    if (n < 0 || (size_t)n > (size_t)INT64_MAX / es)
+        return n < 0 ? -1 : INT64_MAX;
+    return n * (lua_Integer)es;
+}
+
+/* A string or a clgc.Memory block for pointer parameter i: refused unless
+ * it holds all the command may read or write there (a string only for a
+ * const pointer: Lua strings are immutable). */
+static void
+lclgc_check_reach(lua_State *L, const clgc_command_t *c, unsigned i,
+                  size_t have, int is_string)
+{
+    const char *type = c->params[i].type;
+    int idx = (int)i + 2;
+    lua_Integer need = lclgc_pointer_reach(L, c, i);
+
+    if (strchr(type, '*') == NULL)
+        lclgc_error(L,
+                    "clgc.call: argument #%d (%s %s): a handle or a light "
+                    "userdata expected, got %s",
+                    idx, type, c->params[i].name, lclgc_typename(L, idx));
+    if (is_string && strncmp(type, "const ", 6) != 0)
+        lclgc_error(L,
+                    "clgc.call: argument #%d (%s %s): a string cannot be "
+                    "written into: use clgc.memory",
+                    idx, type, c->params[i].name);
+    /* A const char * reads up to a NUL: a string ends with one, and a
+     * Memory block with eight spare ones. */
+    if (need < 0 && strcmp(type, "const char *") == 0)
+        return;
+    if (need < 0)
+        lclgc_error(L,
+                    "clgc.call: argument #%d (%s %s): the size it needs "
+                    "is not known: pass a light userdata (Memory:ptr())",
+                    idx, type, c->params[i].name);
+    if ((size_t)need > have)
+        lclgc_error(L,
+                    "clgc.call: argument #%d (%s %s): %I bytes needed, "
+                    "the %s has %I",
+                    idx, type, c->params[i].name, need,
+                    is_string ? "string" : LCLGC_MEMORY, (lua_Integer)have);
+}
+
+/* The handle class a parameter's opaque type takes, or NULL. */
+static const char *
+lclgc_class_of(const char *type)
+{
+    static const char *const map[][2] = {
+        {"cl_platform_id", LCLGC_PLATFORM}, {"cl_device_id", LCLGC_DEVICE},
+        {"cl_context", LCLGC_CONTEXT},      {"cl_command_queue", LCLGC_QUEUE},
+        {"cl_program", LCLGC_PROGRAM},      {"cl_kernel", LCLGC_KERNEL},
+        {"cl_mem", LCLGC_BUFFER},           {"cl_event", LCLGC_EVENT}};
+
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(map[i][0], type) == 0)
+            return map[i][1];
+    return NULL;
+}
+
+/* A pointer argument: nil, a handle of the parameter's type, Memory, a
+ * light userdata (passed as it is: its size is the caller's affair), or
+ * a string (read-only bytes). Memory and strings are checked against what
+ * the command will touch (lclgc_check_reach). */
+static void *
+lclgc_check_pointer(lua_State *L, const clgc_command_t *c, unsigned i)
+{
+    int idx = (int)i + 2;
+    const char *want = lclgc_class_of(c->params[i].type);
+    size_t len;
+
     switch (lua_type(L, idx)) {
     case LUA_TNIL:
         return NULL;
     case LUA_TLIGHTUSERDATA:
         return lua_touserdata(L, idx);
     case LUA_TSTRING:
+        (void)lua_tolstring(L, idx, &len);
+        lclgc_check_reach(L, c, i, len, 1);
         return (void *)lua_tostring(L, idx);
     case LUA_TUSERDATA:
-        if (luaL_testudata(L, idx, LCLGC_MEMORY) != NULL)
-            return (size_t *)lua_touserdata(L, idx) + 1;
-        if (lua_getmetatable(L, idx)) {
-            const char *name;
+        if (luaL_testudata(L, idx, LCLGC_MEMORY) != NULL) {
+            size_t *m = lua_touserdata(L, idx);
 
-            lua_getfield(L, -1, "__name");
-            name = lua_tostring(L, -1);
-            lua_pop(L, 2);
-            if (name != NULL && strncmp(name, "clgc.", 5) == 0 &&
-                strcmp(name, LCLGC_LOCAL) != 0)
-                return lclgc_check(L, idx, name, fn);
+            lclgc_check_reach(L, c, i, *m, 0);
+            return m + 1;
         }
+        if (want != NULL && luaL_testudata(L, idx, want) != NULL)
+            return lclgc_check(L, idx, want, "clgc.call");
         break;
     default:
         break;
     }
-    luaL_error(L,
-               "%s: argument #%d: pointer expected (nil, a handle, "
-               "clgc.Memory, a light userdata or a string), got %s",
-               fn, (int)i + 2, lclgc_typename(L, idx));
+    if (want != NULL)
+        lclgc_error(L,
+                    "clgc.call: argument #%d (%s %s): %s or a light userdata "
+                    "expected, got %s",
+                    idx, c->params[i].type, c->params[i].name, want,
+                    lclgc_typename(L, idx));
+    lclgc_error(L,
+                "clgc.call: argument #%d (%s %s): pointer expected (nil, "
+                "clgc.Memory, a light userdata or a string), got %s",
+                idx, c->params[i].type, c->params[i].name,
+                lclgc_typename(L, idx));
     return NULL;
 }
 
@@ -52,19 +222,19 @@ lclgc_check_pointer(lua_State *L, int idx, const char *fn, unsigned i)
 static int
 lclgc_call(lua_State *L)
 {
-    const char *name = luaL_checkstring(L, 1);
+    const char *name = lclgc_checkstr(L, 1, NULL, "clgc.call");
     const clgc_command_t *c = clgc_command_find(name);
     clgc_arg_t args[CLGC_CLOSURE_MAX_ARGS];
     clgc_value_t r;
     int err;
 
     if (c == NULL)
-        return luaL_error(L, "clgc.call: no OpenCL command named '%s'", name);
+        return lclgc_error(L, "clgc.call: no OpenCL command named '%s'", name);
     if (c->nparams > CLGC_CLOSURE_MAX_ARGS)
-        return luaL_error(L, "clgc.call: %s has too many parameters", name);
+        return lclgc_error(L, "clgc.call: %s has too many parameters", name);
     if ((unsigned)lua_gettop(L) - 1 != c->nparams)
-        return luaL_error(L, "clgc.call: %s takes %d arguments, got %d", name,
-                          (int)c->nparams, lua_gettop(L) - 1);
+        return lclgc_error(L, "clgc.call: %s takes %d arguments, got %d", name,
+                           (int)c->nparams, lua_gettop(L) - 1);
     for (unsigned i = 0; i < c->nparams; i++) {
         int idx = (int)i + 2, isnum = 1;
         clgc_value_t *v = &args[i].value;
@@ -79,15 +249,15 @@ lclgc_call(lua_State *L)
             v->d = lua_tonumberx(L, idx, &isnum);
             break;
         case CLGC_CTYPE_POINTER:
-            v->p = lclgc_check_pointer(L, idx, "clgc.call", i);
+            v->p = NULL; /* after every integer: sizes are checked */
             break;
         case CLGC_CTYPE_FUNCTION:
             if (!lua_isnil(L, idx))
-                return luaL_error(L,
-                                  "clgc.call: argument #%d (%s): callbacks "
-                                  "only as nil here; use Event:on or "
-                                  "Program:build for Lua callbacks",
-                                  idx, c->params[i].name);
+                return lclgc_error(L,
+                                   "clgc.call: argument #%d (%s): callbacks "
+                                   "only as nil here; use Event:on or "
+                                   "Program:build for Lua callbacks",
+                                   idx, c->params[i].name);
             v->fn = NULL;
             break;
         default: {
@@ -127,13 +297,16 @@ lclgc_call(lua_State *L)
         }
         }
         if (!isnum)
-            return luaL_error(L,
-                              "clgc.call: argument #%d (%s %s): %s "
-                              "expected, got %s",
-                              idx, c->params[i].type, c->params[i].name,
-                              lclgc_ctype_names[c->params[i].ctype],
-                              lclgc_typename(L, idx));
+            return lclgc_error(L,
+                               "clgc.call: argument #%d (%s %s): %s "
+                               "expected, got %s",
+                               idx, c->params[i].type, c->params[i].name,
+                               lclgc_ctype_names[c->params[i].ctype],
+                               lclgc_typename(L, idx));
     }
+    for (unsigned i = 0; i < c->nparams; i++)
+        if (c->params[i].ctype == CLGC_CTYPE_POINTER)
+            args[i].value.p = lclgc_check_pointer(L, c, i);
     err = clgc_command_call(c, c->nparams, args, &r);
     if (err != CLGC_OK)
         return lclgc_clgc_error(L, "clgc.call", err);
@@ -176,11 +349,11 @@ lclgc_wrap(lua_State *L)
     static const char *const names[] = {
         LCLGC_PLATFORM, LCLGC_DEVICE, LCLGC_CONTEXT, LCLGC_QUEUE,
         LCLGC_PROGRAM,  LCLGC_KERNEL, LCLGC_BUFFER,  LCLGC_EVENT};
-    int k = luaL_checkoption(L, 1, NULL, kinds);
+    int k = lclgc_checkopt(L, 1, NULL, kinds, "clgc.wrap");
 
-    luaL_checktype(L, 2, LUA_TLIGHTUSERDATA);
+    lclgc_checktype(L, 2, LUA_TLIGHTUSERDATA, "clgc.wrap");
     if (lua_touserdata(L, 2) == NULL)
-        return luaL_error(L, "clgc.wrap: NULL pointer");
+        return lclgc_error(L, "clgc.wrap: NULL pointer");
     lclgc_push_handle(L, names[k], lua_touserdata(L, 2));
     return 1;
 }
@@ -190,7 +363,8 @@ lclgc_wrap(lua_State *L)
 static int
 lclgc_command(lua_State *L)
 {
-    const clgc_command_t *c = clgc_command_find(luaL_checkstring(L, 1));
+    const clgc_command_t *c =
+        clgc_command_find(lclgc_checkstr(L, 1, NULL, "clgc.command"));
 
     if (c == NULL)
         return 0;

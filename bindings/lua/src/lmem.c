@@ -15,7 +15,7 @@ lclgc_context_buffer(lua_State *L)
                                          CL_MEM_WRITE_ONLY};
     const char *fn = "clgc.Context:buffer";
     cl_context c = lclgc_check(L, 1, LCLGC_CONTEXT, fn);
-    cl_mem_flags f = flags[luaL_checkoption(L, 3, "rw", names)];
+    cl_mem_flags f = flags[lclgc_checkopt(L, 3, "rw", names, fn)];
     void *host = NULL;
     size_t size;
     cl_int err = CL_SUCCESS;
@@ -25,11 +25,11 @@ lclgc_context_buffer(lua_State *L)
         host = (void *)lua_tolstring(L, 2, &size);
         f |= CL_MEM_COPY_HOST_PTR;
     } else {
-        lua_Integer n = luaL_checkinteger(L, 2);
+        lua_Integer n = lclgc_checkint(L, 2, fn);
 
         if (n <= 0)
-            return luaL_error(L, "%s: CL_INVALID_BUFFER_SIZE (%d): %I bytes",
-                              fn, CL_INVALID_BUFFER_SIZE, n);
+            return lclgc_error(L, "%s: CL_INVALID_BUFFER_SIZE (%d): %I bytes",
+                               fn, CL_INVALID_BUFFER_SIZE, n);
         size = (size_t)n;
     }
     m = clgc_clCreateBuffer(c, f, size, host, &err);
@@ -81,8 +81,8 @@ lclgc_opt_field(lua_State *L, int idx, const char *name, lua_Integer def,
 
         v = lua_tointegerx(L, -1, &isint);
         if (!isint || v < 0)
-            luaL_error(L, "%s: option '%s': a non-negative integer expected",
-                       fn, name);
+            lclgc_error(L, "%s: option '%s': a non-negative integer expected",
+                        fn, name);
     }
     lua_pop(L, 1);
     return v;
@@ -102,7 +102,7 @@ lclgc_check_xfer(lua_State *L, int idx, struct lclgc_xfer *x, const char *fn)
         x->type = lclgc_check_type(L, idx, fn);
         return;
     }
-    luaL_checktype(L, idx, LUA_TTABLE);
+    lclgc_checktype(L, idx, LUA_TTABLE, fn);
     if (lua_getfield(L, idx, "type") != LUA_TNIL)
         x->type = lclgc_check_type(L, -1, fn);
     lua_pop(L, 1);
@@ -134,29 +134,29 @@ lclgc_queue_write(lua_State *L)
     if (lua_type(L, 3) == LUA_TSTRING) {
         data = lua_tolstring(L, 3, &size);
     } else if (lua_type(L, 3) == LUA_TTABLE) {
-        lua_Integer n = luaL_len(L, 3);
+        size_t n = lclgc_rawlen(L, 3, fn);
         char *buf;
         size_t es;
 
         if (x.type < 0)
-            return luaL_error(L,
-                              "%s: a table of numbers needs an element "
-                              "type (float, int, ...)",
-                              fn);
+            return lclgc_error(L,
+                               "%s: a table of numbers needs an element "
+                               "type (float, int, ...)",
+                               fn);
         es = lclgc_type_size(x.type);
-        buf = lua_newuserdatauv(L, (size_t)n * es + 1, 0);
-        for (lua_Integer i = 0; i < n; i++) {
-            lua_rawgeti(L, 3, i + 1);
+        buf = lua_newuserdatauv(L, n * es + 1, 0);
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(L, 3, (lua_Integer)i + 1);
             lclgc_store_scalar(L, -1, x.type, buf + i * es, fn);
             lua_pop(L, 1);
         }
         data = buf;
-        size = (size_t)n * es;
+        size = n * es;
     } else {
-        return luaL_error(L,
-                          "%s: argument #3: string or table expected, "
-                          "got %s",
-                          fn, lclgc_typename(L, 3));
+        return lclgc_error(L,
+                           "%s: argument #3: string or table expected, "
+                           "got %s",
+                           fn, lclgc_typename(L, 3));
     }
     if (size == 0)
         return 0;
@@ -183,10 +183,22 @@ lclgc_queue_read(lua_State *L)
 
     lclgc_check_xfer(L, 3, &x, fn);
     if (x.offset > total)
-        return luaL_error(L, "%s: CL_INVALID_VALUE (%d): offset past the end",
-                          fn, CL_INVALID_VALUE);
+        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): offset past the end",
+                           fn, CL_INVALID_VALUE);
     if (x.type >= 0)
         es = lclgc_type_size(x.type);
+    /* Compared in elements, so that no product can overflow: a count of
+     * 2^62 + 1 floats must not become 4 bytes. */
+    if (x.count >= 0 && (size_t)x.count > (total - x.offset) / es)
+        return lclgc_error(L,
+                           "%s: CL_INVALID_VALUE (%d): count %I past the "
+                           "end of the buffer",
+                           fn, CL_INVALID_VALUE, x.count);
+    if (x.size >= 0 && (size_t)x.size > total - x.offset)
+        return lclgc_error(L,
+                           "%s: CL_INVALID_VALUE (%d): size %I past the "
+                           "end of the buffer",
+                           fn, CL_INVALID_VALUE, x.size);
     if (x.count >= 0)
         size = (size_t)x.count * es;
     else if (x.size >= 0)
@@ -216,10 +228,12 @@ lclgc_queue_read(lua_State *L)
 static int
 lclgc_memory(lua_State *L)
 {
-    lua_Integer n = luaL_checkinteger(L, 1);
+    lua_Integer n = lclgc_checkint(L, 1, "clgc.memory");
     size_t *m;
 
-    luaL_argcheck(L, n >= 0 && n <= (1 << 30), 1, "clgc.memory: bad size");
+    if (n < 0 || n > (1 << 30))
+        return lclgc_error(L, "clgc.memory: argument #1: size out of range "
+                              "(0 to 2^30)");
     m = lua_newuserdatauv(L, sizeof(size_t) + (size_t)n + 8, 0);
     memset(m, 0, sizeof(size_t) + (size_t)n + 8);
     *m = (size_t)n;
@@ -227,13 +241,24 @@ lclgc_memory(lua_State *L)
     return 1;
 }
 
+/* self of a Memory method. */
+static size_t *
+lclgc_memory_self(lua_State *L, const char *fn)
+{
+    size_t *m = luaL_testudata(L, 1, LCLGC_MEMORY);
+
+    if (m == NULL)
+        lclgc_argerror(L, 1, fn, LCLGC_MEMORY " expected");
+    return m;
+}
+
 static char *
 lclgc_memory_at(lua_State *L, lua_Integer i, size_t es, const char *fn)
 {
-    size_t *m = luaL_checkudata(L, 1, LCLGC_MEMORY);
+    size_t *m = lclgc_memory_self(L, fn);
 
     if (i < 0 || (size_t)i > *m / es || ((size_t)i + 1) * es > *m)
-        luaL_error(L, "%s: index %I out of range", fn, i);
+        lclgc_error(L, "%s: index %I out of range", fn, i);
     return (char *)(m + 1) + (size_t)i * es;
 }
 
@@ -242,11 +267,11 @@ static int
 lclgc_memory_get(lua_State *L)
 {
     const char *fn = "clgc.Memory:get";
-    int t = lclgc_check_type(L, 2, fn);
+    int t = (lclgc_memory_self(L, fn), lclgc_check_type(L, 2, fn));
 
     lclgc_push_scalar(
         L, t,
-        lclgc_memory_at(L, luaL_optinteger(L, 3, 0), lclgc_type_size(t), fn));
+        lclgc_memory_at(L, lclgc_optint(L, 3, 0, fn), lclgc_type_size(t), fn));
     return 1;
 }
 
@@ -254,9 +279,9 @@ static int
 lclgc_memory_set(lua_State *L)
 {
     const char *fn = "clgc.Memory:set";
-    int t = lclgc_check_type(L, 2, fn);
+    int t = (lclgc_memory_self(L, fn), lclgc_check_type(L, 2, fn));
     char *p =
-        lclgc_memory_at(L, luaL_checkinteger(L, 3), lclgc_type_size(t), fn);
+        lclgc_memory_at(L, lclgc_checkint(L, 3, fn), lclgc_type_size(t), fn);
 
     lclgc_store_scalar(L, 4, t, p, fn);
     return 0;
@@ -267,8 +292,10 @@ lclgc_memory_set(lua_State *L)
 static int
 lclgc_memory_pointer(lua_State *L)
 {
+    const char *fn = "clgc.Memory:pointer";
     void **p = (void **)(void *)lclgc_memory_at(
-        L, luaL_optinteger(L, 2, 0), sizeof(void *), "clgc.Memory:pointer");
+        L, (lclgc_memory_self(L, fn), lclgc_optint(L, 2, 0, fn)),
+        sizeof(void *), fn);
 
     if (*p == NULL)
         lua_pushnil(L);
@@ -281,9 +308,9 @@ lclgc_memory_pointer(lua_State *L)
 static int
 lclgc_memory_string(lua_State *L)
 {
-    size_t *m = luaL_checkudata(L, 1, LCLGC_MEMORY);
+    size_t *m = lclgc_memory_self(L, "clgc.Memory:string");
     const char *p = (const char *)(m + 1);
-    lua_Integer len = luaL_optinteger(L, 2, -1);
+    lua_Integer len = lclgc_optint(L, 2, -1, "clgc.Memory:string");
 
     if (len < 0)
         lua_pushstring(L, p); /* NUL-terminated: 8 spare zero bytes */
@@ -295,7 +322,7 @@ lclgc_memory_string(lua_State *L)
 static int
 lclgc_memory_ptr(lua_State *L)
 {
-    size_t *m = luaL_checkudata(L, 1, LCLGC_MEMORY);
+    size_t *m = lclgc_memory_self(L, "clgc.Memory:ptr");
 
     lua_pushlightuserdata(L, m + 1);
     return 1;
@@ -304,8 +331,7 @@ lclgc_memory_ptr(lua_State *L)
 static int
 lclgc_memory_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer) *
-                           (size_t *)luaL_checkudata(L, 1, LCLGC_MEMORY));
+    lua_pushinteger(L, (lua_Integer)*lclgc_memory_self(L, "clgc.Memory:len"));
     return 1;
 }
 
@@ -331,6 +357,8 @@ lclgc_open_mem(lua_State *L)
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, lclgc_memory_len);
     lua_setfield(L, -2, "__len");
+    lua_pushboolean(L, 0); /* protected, as the handles' (lclgc.c) */
+    lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
     lua_pushcfunction(L, lclgc_memory);
     lua_setfield(L, -2, "memory");

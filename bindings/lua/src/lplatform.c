@@ -46,7 +46,7 @@ lclgc_push_info(lua_State *L, const char *fn, void *obj,
                 const struct lclgc_info *table, int idx,
                 cl_int (*get)(void *, cl_uint, size_t, void *, size_t *))
 {
-    const char *name = luaL_checkstring(L, idx);
+    const char *name = lclgc_checkstr(L, idx, NULL, fn);
     const struct lclgc_info *i;
     size_t size = 0;
     cl_int err;
@@ -56,7 +56,7 @@ lclgc_push_info(lua_State *L, const char *fn, void *obj,
         if (strcmp(i->name, name) == 0)
             break;
     if (i->name == NULL)
-        return luaL_error(L, "%s: unknown info name '%s'", fn, name);
+        return lclgc_error(L, "%s: unknown info name '%s'", fn, name);
     err = get(obj, i->param, 0, NULL, &size);
     if (err != CL_SUCCESS)
         return lclgc_cl_error(L, fn, err);
@@ -149,7 +149,7 @@ lclgc_platform_devices(lua_State *L)
         CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_DEFAULT};
     const char *fn = "clgc.Platform:devices";
     void *p = lclgc_check(L, 1, LCLGC_PLATFORM, fn);
-    cl_device_type type = types[luaL_checkoption(L, 2, "all", names)];
+    cl_device_type type = types[lclgc_checkopt(L, 2, "all", names, fn)];
     cl_uint n = 0;
     cl_device_id *ids;
     cl_int err = clgc_clGetDeviceIDs(p, type, 0, NULL, &n);
@@ -193,12 +193,12 @@ lclgc_check_devices(lua_State *L, int idx, cl_uint *n, const char *fn)
         return ids;
     }
     if (!lua_istable(L, idx))
-        luaL_error(L,
-                   "%s: argument #%d: %s or a table of them expected, got %s",
-                   fn, idx, LCLGC_DEVICE, lclgc_typename(L, idx));
-    *n = (cl_uint)luaL_len(L, idx);
+        lclgc_error(L,
+                    "%s: argument #%d: %s or a table of them expected, got %s",
+                    fn, idx, LCLGC_DEVICE, lclgc_typename(L, idx));
+    *n = (cl_uint)lclgc_rawlen(L, idx, fn);
     if (*n == 0)
-        luaL_error(L, "%s: argument #%d: no devices", fn, idx);
+        lclgc_error(L, "%s: argument #%d: no devices", fn, idx);
     ids = lua_newuserdatauv(L, *n * sizeof(*ids), 0);
     for (cl_uint i = 0; i < *n; i++) {
         lua_rawgeti(L, idx, i + 1);
@@ -236,7 +236,7 @@ lclgc_context_queue(lua_State *L)
     cl_command_queue q;
 
     if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
+        lclgc_checktype(L, 3, LUA_TTABLE, fn);
         if (lua_getfield(L, 3, "profiling") != LUA_TNIL &&
             lua_toboolean(L, -1)) {
             props[0] = CL_QUEUE_PROPERTIES;

@@ -13,7 +13,7 @@ lclgc_context_program(lua_State *L)
     const char *fn = "clgc.Context:program";
     cl_context c = lclgc_check(L, 1, LCLGC_CONTEXT, fn);
     size_t len;
-    const char *src = luaL_checklstring(L, 2, &len);
+    const char *src = lclgc_checkstr(L, 2, &len, fn);
     cl_int err = CL_SUCCESS;
     cl_program p = clgc_clCreateProgramWithSource(c, 1, &src, &len, &err);
 
@@ -74,9 +74,9 @@ lclgc_build_check(lua_State *L, cl_program p, cl_int status)
         return 0;
     if (status == CL_BUILD_PROGRAM_FAILURE) {
         lclgc_push_log(L, p);
-        return luaL_error(L, "clgc.Program:build: %s (%d)\n%s",
-                          lclgc_cl_name(status), (int)status,
-                          lua_tostring(L, -1));
+        return lclgc_error(L, "clgc.Program:build: %s (%d)\n%s",
+                           lclgc_cl_name(status), (int)status,
+                           lua_tostring(L, -1));
     }
     return lclgc_cl_error(L, "clgc.Program:build", status);
 }
@@ -88,52 +88,47 @@ lclgc_program_build_check(lua_State *L)
 {
     cl_program p = lclgc_check(L, 1, LCLGC_PROGRAM, "clgc.Program:build");
 
-    lclgc_build_check(L, p, (cl_int)luaL_checkinteger(L, 2));
+    lclgc_build_check(L, p, (cl_int)lclgc_checkint(L, 2, "clgc.Program:build"));
     return 0;
 }
 
-/* The build notification: deferred to the state's queue, so this runs in a
- * drain on the owner thread. */
-static void CL_CALLBACK
-lclgc_build_notify(cl_program program, void *post)
+/* The options a build is given: the user's, plus -cl-kernel-arg-info,
+ * without which Kernel:arg could not tell a pointer argument from a
+ * number (lclgc_arg_kind). Pushed on the stack. */
+static const char *
+lclgc_build_options(lua_State *L, int idx, const char *fn)
 {
-    (void)program;
-    lclgc_post_run(post, CL_SUCCESS);
-}
-
-/* Whether a build that returned err has called (or will call) its
- * notification: clgc/callback.h says a failed registration never does,
- * except a build that failed after it started. */
-static int
-lclgc_build_notified(cl_int err)
-{
-    return err == CL_SUCCESS || err == CL_BUILD_PROGRAM_FAILURE;
+    return lua_pushfstring(L, "%s -cl-kernel-arg-info",
+                           lclgc_optstr(L, idx, "", fn));
 }
 
 /* Program:build([options [, notify]]): build on this thread. notify, a
- * Lua function, runs as notify(0, program) in the drain that follows. */
+ * Lua function, runs as notify(status, program) in the drain that
+ * follows, once, whatever the build's status.
+ *
+ * The binding posts the notification itself rather than hand OpenCL a
+ * callback: whether a failed clBuildProgram has called its callback
+ * depends on the driver (PoCL calls it for options it rejects, against
+ * clgc's rule that a failed registration is never called back), and a
+ * record freed on the wrong guess was run after its free. A build without
+ * a callback is synchronous on every driver, which is what both paths
+ * assume anyway. */
 static int
 lclgc_program_build(lua_State *L)
 {
     const char *fn = "clgc.Program:build";
     cl_program p = lclgc_check(L, 1, LCLGC_PROGRAM, fn);
-    const char *opts = luaL_optstring(L, 2, NULL);
-    lclgc_state *st = lclgc_state_get(L);
+    const char *opts = lclgc_build_options(L, 2, fn);
     struct lclgc_post *notify = NULL;
-    clgc_queue_t *before;
     cl_int err;
 
     if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TFUNCTION);
+        lclgc_checktype(L, 3, LUA_TFUNCTION, fn);
         notify = lclgc_post_new(L, 3, 1, "clgc.Program:build notify");
     }
-    before = clgc_callbacks_deferred_to();
-    (void)clgc_callbacks_defer(lclgc_state_queue(st));
-    err = clgc_clBuildProgram(
-        p, 0, NULL, opts, notify != NULL ? lclgc_build_notify : NULL, notify);
-    (void)clgc_callbacks_defer(before);
-    if (notify != NULL && !lclgc_build_notified(err))
-        lclgc_post_free(notify);
+    err = clgc_clBuildProgram(p, 0, NULL, opts, NULL, NULL);
+    if (notify != NULL && lclgc_post_queue(notify, err) != CLGC_OK)
+        return lclgc_error(L, "%s: out of memory", fn);
     /* Run the notification now, unless this build is itself in a handler
      * (the drain running it will get there). */
     if (notify != NULL && !lclgc_is_draining(L)) {
@@ -150,7 +145,6 @@ struct lclgc_build {
     cl_program program;
     char *options;
     struct lclgc_post *notify;
-    int notified;
 };
 
 static void
@@ -158,25 +152,21 @@ lclgc_build_work(struct lclgc_job *job)
 {
     struct lclgc_build *b = (struct lclgc_build *)job;
 
-    /* The deferral is the worker's own: its notification goes to the
-     * owner's queue, never runs here. */
-    if (b->notify != NULL)
-        (void)clgc_callbacks_defer(lclgc_state_queue(job->st));
-    job->status = clgc_clBuildProgram(
-        b->program, 0, NULL, b->options,
-        b->notify != NULL ? lclgc_build_notify : NULL, b->notify);
-    (void)clgc_callbacks_defer(NULL);
-    b->notified = lclgc_build_notified(job->status);
+    job->status =
+        clgc_clBuildProgram(b->program, 0, NULL, b->options, NULL, NULL);
 }
 
-/* In the drain, on the owner thread, after done ran. */
+/* In the drain, on the owner thread, after done ran: the notification
+ * runs in the same drain (lclgc_program_build says why it is ours). */
 static void
 lclgc_build_finish(struct lclgc_job *job)
 {
     struct lclgc_build *b = (struct lclgc_build *)job;
 
-    if (b->notify != NULL && !b->notified)
-        lclgc_post_free(b->notify);
+    if (b->notify != NULL && job->lost)
+        free(b->notify);
+    else if (b->notify != NULL)
+        lclgc_post_run(b->notify, job->status);
     (void)clgc_clReleaseProgram(b->program);
     free(b->options);
     free(b);
@@ -190,16 +180,16 @@ lclgc_program_build_start(lua_State *L)
 {
     const char *fn = "clgc.Program:build";
     cl_program p = lclgc_check(L, 1, LCLGC_PROGRAM, fn);
-    const char *opts = luaL_optstring(L, 2, NULL);
+    const char *opts = lclgc_build_options(L, 2, fn);
     struct lclgc_build *b;
 
-    luaL_checktype(L, 3, LUA_TFUNCTION);
+    lclgc_checktype(L, 3, LUA_TFUNCTION, fn);
     if (!lua_isnoneornil(L, 4))
-        luaL_checktype(L, 4, LUA_TFUNCTION);
+        lclgc_checktype(L, 4, LUA_TFUNCTION, fn);
     b = calloc(1, sizeof(*b));
-    if (b == NULL || (opts != NULL && (b->options = strdup(opts)) == NULL)) {
+    if (b == NULL || (b->options = strdup(opts)) == NULL) {
         free(b);
-        return luaL_error(L, "%s: out of memory", fn);
+        return lclgc_error(L, "%s: out of memory", fn);
     }
     b->program = p;
     b->job.work = lclgc_build_work;
@@ -224,13 +214,13 @@ lclgc_program_kernel(lua_State *L)
 {
     const char *fn = "clgc.Program:kernel";
     cl_program p = lclgc_check(L, 1, LCLGC_PROGRAM, fn);
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lclgc_checkstr(L, 2, NULL, fn);
     cl_int err = CL_SUCCESS;
     cl_kernel k = clgc_clCreateKernel(p, name, &err);
 
     if (k == NULL)
-        return luaL_error(L, "%s: %s (%d): '%s'", fn, lclgc_cl_name(err),
-                          (int)err, name);
+        return lclgc_error(L, "%s: %s (%d): '%s'", fn, lclgc_cl_name(err),
+                           (int)err, name);
     lclgc_push_handle(L, LCLGC_KERNEL, k);
     return 1;
 }
@@ -255,12 +245,12 @@ lclgc_store_scalar(lua_State *L, int idx, int t, void *out, const char *fn)
     } else {
         i = lua_tointegerx(L, idx, &isnum);
         if (!isnum && lua_type(L, idx) == LUA_TNUMBER)
-            luaL_error(L, "%s: %s value is not an integer: %s", fn,
-                       lclgc_type_names[t], lua_tostring(L, idx));
+            lclgc_error(L, "%s: %s value is not an integer: %s", fn,
+                        lclgc_type_names[t], lua_tostring(L, idx));
     }
     if (!isnum)
-        luaL_error(L, "%s: number expected for %s, got %s", fn,
-                   lclgc_type_names[t], lclgc_typename(L, idx));
+        lclgc_error(L, "%s: number expected for %s, got %s", fn,
+                    lclgc_type_names[t], lclgc_typename(L, idx));
     switch (t) {
     case 0:
         *(cl_char *)out = (cl_char)i;
@@ -342,15 +332,15 @@ lclgc_push_scalar(lua_State *L, int t, const void *in)
 int
 lclgc_check_type(lua_State *L, int idx, const char *fn)
 {
-    const char *name = luaL_checkstring(L, idx);
+    const char *name = lclgc_checkstr(L, idx, NULL, fn);
 
     for (int t = 0; lclgc_type_names[t] != NULL; t++)
         if (strcmp(lclgc_type_names[t], name) == 0)
             return t;
-    return luaL_error(L,
-                      "%s: unknown type '%s' (char, uchar, short, ushort, "
-                      "int, uint, long, ulong, float, double, size_t)",
-                      fn, name);
+    return lclgc_error(L,
+                       "%s: unknown type '%s' (char, uchar, short, ushort, "
+                       "int, uint, long, ulong, float, double, size_t)",
+                       fn, name);
 }
 
 size_t
@@ -359,14 +349,192 @@ lclgc_type_size(int t)
     return lclgc_type_sizes[t];
 }
 
+/* What an argument of the kernel takes, from clGetKernelArgInfo (the
+ * binding builds with -cl-kernel-arg-info): OpenCL checks only a value's
+ * size, and a long given for a __global pointer, or a local size for one,
+ * would be taken for a cl_mem and crash the driver at the launch. */
+enum lclgc_arg_kind {
+    LCLGC_ARG_UNKNOWN, /* no information: the program was built elsewhere */
+    LCLGC_ARG_BUFFER,  /* a __global or __constant pointer */
+    LCLGC_ARG_LOCAL,   /* a __local pointer */
+    LCLGC_ARG_VALUE,   /* a scalar or vector by value */
+    LCLGC_ARG_OTHER    /* an image, sampler, pipe, ...: not supported */
+};
+
+/* Whether a by-value type is an opaque one of OpenCL C's (its size is a
+ * pointer's, and any number given for it would be taken for one). */
+static int
+lclgc_opaque_type(const char *type)
+{
+    static const char *const opaque[] = {
+        "sampler_t", "queue_t", "clk_event_t", "reserve_id_t", "event_t", NULL};
+
+    if (strncmp(type, "image", 5) == 0)
+        return 1;
+    for (int i = 0; opaque[i] != NULL; i++)
+        if (strcmp(type, opaque[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static enum lclgc_arg_kind
+lclgc_arg_kind(lua_State *L, cl_kernel k, lua_Integer i, const char *fn)
+{
+    cl_kernel_arg_address_qualifier aq = 0;
+    cl_kernel_arg_type_qualifier tq = 0;
+    char type[256] = "";
+    cl_int err = clgc_clGetKernelArgInfo(
+        k, (cl_uint)i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(aq), &aq, NULL);
+
+    if (err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        return LCLGC_ARG_UNKNOWN;
+    if (err == CL_SUCCESS)
+        err = clgc_clGetKernelArgInfo(k, (cl_uint)i, CL_KERNEL_ARG_TYPE_NAME,
+                                      sizeof(type) - 1, type, NULL);
+    if (err == CL_SUCCESS)
+        err = clgc_clGetKernelArgInfo(
+            k, (cl_uint)i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(tq), &tq, NULL);
+    if (err != CL_SUCCESS)
+        lclgc_error(L, "%s: %s (%d): argument %I", fn, lclgc_cl_name(err),
+                    (int)err, i);
+    if ((tq & CL_KERNEL_ARG_TYPE_PIPE) != 0)
+        return LCLGC_ARG_OTHER;
+    if (strchr(type, '*') == NULL)
+        return aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && !lclgc_opaque_type(type)
+                   ? LCLGC_ARG_VALUE
+                   : LCLGC_ARG_OTHER;
+    if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL)
+        return LCLGC_ARG_LOCAL;
+    return aq == CL_KERNEL_ARG_ADDRESS_GLOBAL ||
+                   aq == CL_KERNEL_ARG_ADDRESS_CONSTANT
+               ? LCLGC_ARG_BUFFER
+               : LCLGC_ARG_OTHER;
+}
+
+/* The least local memory of the kernel's devices. */
+static cl_ulong
+lclgc_local_limit(lua_State *L, cl_kernel k, const char *fn)
+{
+    cl_program p = NULL;
+    cl_device_id ids[16];
+    size_t size = 0;
+    cl_ulong least = 0;
+    cl_int err =
+        clgc_clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(p), &p, NULL);
+
+    if (err == CL_SUCCESS)
+        err = clgc_clGetProgramInfo(p, CL_PROGRAM_DEVICES, sizeof(ids), ids,
+                                    &size);
+    for (size_t d = 0; err == CL_SUCCESS && d < size / sizeof(ids[0]); d++) {
+        cl_ulong n = 0;
+
+        err = clgc_clGetDeviceInfo(ids[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof(n),
+                                   &n, NULL);
+        if (d == 0 || n < least)
+            least = n;
+    }
+    if (err != CL_SUCCESS)
+        lclgc_cl_error(L, fn, err);
+    return least;
+}
+
+/* Refuse a local size that, with the kernel's other local arguments (its
+ * user value 1, by index), exceeds the devices' local memory: PoCL asserts
+ * at the launch instead of failing it. */
+static void
+lclgc_check_local(lua_State *L, cl_kernel k, lua_Integer i, size_t size,
+                  const char *fn)
+{
+    cl_ulong limit = lclgc_local_limit(L, k, fn), total = size;
+
+    if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            size_t *s = luaL_testudata(L, -1, LCLGC_LOCAL);
+
+            if (s != NULL && lua_tointeger(L, -2) != i)
+                total += *s;
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    if (size > limit || total > limit)
+        lclgc_error(L,
+                    "%s: CL_INVALID_ARG_SIZE (%d): argument %I: %I bytes of "
+                    "local memory, more than the device's %I",
+                    fn, CL_INVALID_ARG_SIZE, i, (lua_Integer)total,
+                    (lua_Integer)limit);
+}
+
+/* The value for an argument of the given kind, refused unless it fits. */
+static void
+lclgc_check_arg_kind(lua_State *L, enum lclgc_arg_kind kind, lua_Integer i,
+                     const char *fn)
+{
+    static const char *const wants[] = {
+        NULL, "a __global or __constant pointer: " LCLGC_BUFFER,
+        "a __local pointer: " LCLGC_LOCAL, "a value: a number with its type",
+        NULL};
+    int ok = kind == LCLGC_ARG_UNKNOWN ||
+             (kind == LCLGC_ARG_BUFFER &&
+              luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) ||
+             (kind == LCLGC_ARG_LOCAL &&
+              luaL_testudata(L, 3, LCLGC_LOCAL) != NULL) ||
+             (kind == LCLGC_ARG_VALUE && lua_type(L, 3) == LUA_TNUMBER);
+
+    if (kind == LCLGC_ARG_OTHER)
+        lclgc_error(L,
+                    "%s: argument %I of the kernel is of a kind clgc "
+                    "cannot set (image, sampler, pipe, ...)",
+                    fn, i);
+    if (!ok)
+        lclgc_error(L,
+                    "%s: argument #3: argument %I of the kernel is %s, "
+                    "got %s",
+                    fn, i, wants[kind], lclgc_typename(L, 3));
+}
+
+/* Keep what argument i holds for as long as the kernel can be launched:
+ * user value 1 keeps the Lua value (a buffer's handle, a clgc.Local), user
+ * value 2 a reference of the kernel's own on a buffer, since
+ * clSetKernelArg retains nothing and a buffer's :release() must not free
+ * it under the kernel. Replacing the argument lets the old one go. */
+static void
+lclgc_keep_arg(lua_State *L, lua_Integer i, cl_mem m)
+{
+    for (int uv = 1; uv <= 2; uv++) {
+        if (lua_getiuservalue(L, 1, uv) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_newtable(L);
+            lua_pushvalue(L, -1);
+            lua_setiuservalue(L, 1, uv);
+        }
+    }
+    if (lua_rawgeti(L, -1, i) == LUA_TUSERDATA)
+        lclgc_handle_drop(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    if (m != NULL && clgc_clRetainMemObject(m) == CL_SUCCESS)
+        lclgc_push_handle(L, LCLGC_KERNEL_ARG, m);
+    else
+        lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+    if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL ||
+        luaL_testudata(L, 3, LCLGC_LOCAL) != NULL)
+        lua_pushvalue(L, 3);
+    else
+        lua_pushnil(L);
+    lua_rawseti(L, -3, i);
+    lua_pop(L, 2);
+}
+
 /* Kernel:arg(index, value [, type]): index from 0, as OpenCL counts. value
- * is a Buffer, clgc.local(bytes), or a number with its type. */
+ * is a Buffer, clgc.local_mem(bytes), or a number with its type. */
 static int
 lclgc_kernel_arg(lua_State *L)
 {
     const char *fn = "clgc.Kernel:arg";
     cl_kernel k = lclgc_check(L, 1, LCLGC_KERNEL, fn);
-    lua_Integer i = luaL_checkinteger(L, 2);
+    lua_Integer i = lclgc_checkint(L, 2, fn);
     union {
         cl_double d;
         cl_ulong u;
@@ -374,48 +542,38 @@ lclgc_kernel_arg(lua_State *L)
     } v;
     size_t size;
     const void *arg = &v;
+    cl_mem held = NULL;
     cl_int err;
 
     if (i < 0 || i > 0xffff)
-        return luaL_error(L, "%s: CL_INVALID_ARG_INDEX (%d): index %I", fn,
-                          CL_INVALID_ARG_INDEX, i);
+        return lclgc_error(L, "%s: CL_INVALID_ARG_INDEX (%d): index %I", fn,
+                           CL_INVALID_ARG_INDEX, i);
+    lclgc_check_arg_kind(L, lclgc_arg_kind(L, k, i, fn), i, fn);
     if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) {
-        v.m = lclgc_check(L, 3, LCLGC_BUFFER, fn);
+        v.m = held = lclgc_check(L, 3, LCLGC_BUFFER, fn);
         size = sizeof(cl_mem);
     } else if (luaL_testudata(L, 3, LCLGC_LOCAL) != NULL) {
         size = *(size_t *)lua_touserdata(L, 3);
+        lclgc_check_local(L, k, i, size, fn);
         arg = NULL;
     } else if (lua_type(L, 3) == LUA_TNUMBER) {
         if (lua_isnoneornil(L, 4))
-            return luaL_error(L,
-                              "%s: argument #3: a number needs a type "
-                              "(int, float, ...)",
-                              fn);
+            return lclgc_error(L,
+                               "%s: argument #3: a number needs a type "
+                               "(int, float, ...)",
+                               fn);
         size = lclgc_store_scalar(L, 3, lclgc_check_type(L, 4, fn), &v, fn);
     } else {
-        return luaL_error(L,
-                          "%s: argument #3: %s, %s or number expected, "
-                          "got %s",
-                          fn, LCLGC_BUFFER, LCLGC_LOCAL, lclgc_typename(L, 3));
+        return lclgc_error(L,
+                           "%s: argument #3: %s, %s or number expected, "
+                           "got %s",
+                           fn, LCLGC_BUFFER, LCLGC_LOCAL, lclgc_typename(L, 3));
     }
     err = clgc_clSetKernelArg(k, (cl_uint)i, size, arg);
     if (err != CL_SUCCESS)
-        return luaL_error(L, "%s: %s (%d): argument %I", fn, lclgc_cl_name(err),
-                          (int)err, i);
-    /* Keep a buffer argument alive as long as the kernel (user value 1, a
-     * table by index); any other value lets the old one go. */
-    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setiuservalue(L, 1, 1);
-    }
-    if (arg == &v && size == sizeof(cl_mem) &&
-        luaL_testudata(L, 3, LCLGC_BUFFER) != NULL)
-        lua_pushvalue(L, 3);
-    else
-        lua_pushnil(L);
-    lua_rawseti(L, -2, i);
+        return lclgc_error(L, "%s: %s (%d): argument %I", fn,
+                           lclgc_cl_name(err), (int)err, i);
+    lclgc_keep_arg(L, i, held);
     lua_settop(L, 1);
     return 1;
 }
@@ -424,10 +582,12 @@ lclgc_kernel_arg(lua_State *L)
 static int
 lclgc_local(lua_State *L)
 {
-    lua_Integer n = luaL_checkinteger(L, 1);
+    lua_Integer n = lclgc_checkint(L, 1, "clgc.local_mem");
     size_t *s;
 
-    luaL_argcheck(L, n > 0, 1, "clgc.local: size must be positive");
+    if (n <= 0)
+        return lclgc_error(L, "clgc.local_mem: argument #1: size must be "
+                              "positive");
     s = lua_newuserdatauv(L, sizeof(*s), 0);
     *s = (size_t)n;
     luaL_setmetatable(L, LCLGC_LOCAL);
@@ -451,7 +611,10 @@ lclgc_open_program(lua_State *L)
     lclgc_add_methods(L, LCLGC_CONTEXT, context);
     lclgc_new_class(L, LCLGC_PROGRAM, program);
     lclgc_new_class(L, LCLGC_KERNEL, kernel);
+    lclgc_new_class(L, LCLGC_KERNEL_ARG, NULL);
     luaL_newmetatable(L, LCLGC_LOCAL);
+    lua_pushboolean(L, 0); /* protected, as the handles' (lclgc.c) */
+    lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
     lua_pushcfunction(L, lclgc_local);
     lua_setfield(L, -2, "local_mem");

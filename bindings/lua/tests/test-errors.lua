@@ -22,7 +22,11 @@ lib.raises(function() q:read(buf, "quux") end, "unknown type 'quux'")
 lib.raises(function() q:launch(buf, 4) end, "clgc.Queue:launch",
     "clgc.Kernel expected, got clgc.Buffer")
 lib.raises(function() k:arg(0, 2.0) end, "a number needs a type")
-lib.raises(function() k:arg(1, {}) end, "clgc.Buffer, clgc.Local or number")
+lib.raises(function() k:arg(1, {}) end, "clgc.Kernel:arg",
+    "argument 1 of the kernel is a __global or __constant pointer",
+    "got table")
+lib.raises(function() k:arg(0, {}) end, "clgc.Kernel:arg",
+    "argument 0 of the kernel is a value", "got table")
 lib.raises(function() dev:info("colour") end, "unknown info name 'colour'")
 lib.raises(function() clgc.context({}) end, "clgc.context", "no devices")
 lib.raises(function() clgc.context({ 1 }) end,
@@ -36,6 +40,8 @@ lib.raises(function() k:arg(7, buf) end, "clgc.Kernel:arg",
     "CL_INVALID_ARG_INDEX (-49)")
 lib.raises(function() k:arg(-1, buf) end, "CL_INVALID_ARG_INDEX (-49)")
 lib.raises(function() k:arg(0, buf) end, "clgc.Kernel:arg",
+    "argument 0 of the kernel is a value", "got clgc.Buffer")
+lib.raises(function() k:arg(0, 1, "double") end, "clgc.Kernel:arg",
     "CL_INVALID_ARG_SIZE (-51)")
 lib.raises(function() ctx:buffer(0) end, "CL_INVALID_BUFFER_SIZE (-61)")
 lib.raises(function() prog:kernel("nope") end, "clgc.Program:kernel",
@@ -101,7 +107,8 @@ lib.raises(function() clgc.call("clNoSuchThing") end,
 lib.raises(function() clgc.call("clFinish") end,
     "clgc.call: clFinish takes 1 arguments, got 0")
 lib.raises(function() clgc.call("clFlush", 12) end,
-    "argument #2: pointer expected")
+    "argument #2 (cl_command_queue command_queue): clgc.Queue or a light",
+    "got number")
 lib.raises(function() clgc.call("clGetPlatformInfo", nil, "x", 0, nil, nil) end,
     "uint32 expected, got string")
 lib.raises(function() clgc.wrap("Buffer", nil) end)

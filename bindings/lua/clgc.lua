@@ -291,7 +291,14 @@ local Kernel = core.methods("clgc.Kernel")
 
 --- Kernel:args(...): set every argument in order; a number goes with its
 -- type as {"float", 2.5}.
+local kernel_ptr = Kernel.ptr
 function Kernel:args(...)
+    -- self is checked even when there is nothing to set; the C check's
+    -- message already points at the caller.
+    local ok, err = pcall(kernel_ptr, self)
+    if not ok then
+        error((err:gsub("clgc%.Kernel:ptr", "clgc.Kernel:args", 1)), 0)
+    end
     for i = 1, select("#", ...) do
         local v = select(i, ...)
         if type(v) == "table" then

@@ -1,0 +1,213 @@
+-- Every function and method of the module, called with hostile values:
+-- wrong types, nil, NaN, infinities, negative and huge numbers, foreign
+-- userdata, released handles. Each call that the function's contract does
+-- not allow must raise a Lua error with a message string; none may crash.
+-- valgrind runs this script too.
+local clgc = require "clgc"
+local lib = require "lib"
+
+local dev, ctx, q = lib.pocl()
+local prog = ctx:program(lib.saxpy_src):build()
+
+local hostile = {
+    nil, true, "x", {}, function() end, 0 / 0, math.huge, -math.huge, -1,
+    1.5, 2 ^ 53, 1 << 62, math.maxinteger, math.mininteger, io.stdout,
+    clgc.local_mem(64), clgc.memory(4), coroutine.create(function() end),
+}
+local NH = 18 -- the table has holes (nil): count it by hand
+
+-- Fresh, valid objects of each class, and a released one of each.
+local function fresh(kind)
+    if kind == "Platform" then return clgc.platforms()[1] end
+    if kind == "Device" then return dev end
+    if kind == "Context" then return clgc.context(dev) end
+    if kind == "Queue" then return ctx:queue(dev) end
+    if kind == "Program" then return ctx:program(lib.saxpy_src) end
+    if kind == "Kernel" then return prog:kernel("saxpy") end
+    if kind == "Buffer" then return ctx:buffer(16) end
+    if kind == "Event" then return clgc.user_event(ctx) end
+end
+local kinds = { "Platform", "Device", "Context", "Queue", "Program",
+    "Kernel", "Buffer", "Event" }
+
+local calls, errors = 0, 0
+-- f(...) must not crash; if must_fail, it must raise a string.
+local function try(what, must_fail, f, ...)
+    calls = calls + 1
+    local ok, err = pcall(f, ...)
+    if not ok then
+        errors = errors + 1
+        lib.ok(type(err) == "string", what .. ": an error message string")
+    elseif must_fail then
+        error(what .. ": no error", 2)
+    end
+    clgc.drain()
+end
+
+-- Module functions: each argument position in turn gets each hostile
+-- value; the others stay absent. Functions that take no argument, or
+-- accept anything at a position, are called but need not fail there.
+local lenient = {
+    -- Their arguments are optional or free: nothing must fail.
+    fd = true, now = true, thread_id = true, wake = true, commands = true,
+    platforms = true, failures_routed = true, reapers = true, alive = true,
+    ready = true, wait_mode = true, yield = true, drain = true, step = true,
+    run = true, poll = true, open = true, command = true, version = true,
+}
+local skip = {
+    -- Would block or wait on purpose with a valid value.
+    sleep = false,
+}
+local names = {}
+for name, v in pairs(clgc) do
+    if type(v) == "function" then names[#names + 1] = name end
+end
+table.sort(names)
+for _, name in ipairs(names) do
+    local f = clgc[name]
+    for pos = 1, 3 do
+        for i = 1, NH do
+            local v = hostile[i]
+            local args = {}
+            args[pos] = v
+            -- poll: make the fd readable, so that no value may block.
+            if name == "poll" then clgc.wake() end
+            -- A hostile value at a later position after valid-looking
+            -- absent ones: most functions fail on the first position.
+            local must = not lenient[name] and pos == 1 and skip[name] == nil
+            if name == "post" and type(v) == "function" then must = false end
+            if name == "spawn" and type(v) == "function" then must = false end
+            if name == "set_wait_mode" then must = true end
+            if name == "error_name" and math.type(v) == "integer" then must = false end
+            if name == "error_name" and v == 2 ^ 53 then must = false end
+            if name == "wait" and pos == 1 and v == nil then must = true end
+            -- A positive whole number is a size local_mem takes.
+            if name == "local_mem" and type(v) == "number" and v > 0 and
+                math.tointeger(v) then must = false end
+            if name == "check_events" and pos == 1 and v == nil then must = false end
+            try(("clgc.%s(#%d = %s)"):format(name, pos, tostring(v)), must,
+                f, table.unpack(args, 1, pos))
+        end
+    end
+end
+clgc.run()
+clgc.drain()
+
+-- Methods: with a hostile self, a released self, and each argument
+-- position hostile on a valid self.
+local methods = {}
+for _, kind in ipairs(kinds) do
+    local m = clgc.methods("clgc." .. kind)
+    for mname in pairs(m) do
+        methods[#methods + 1] = { kind, mname }
+    end
+end
+table.sort(methods, function(a, b)
+    return a[1] .. a[2] < b[1] .. b[2]
+end)
+-- Methods that take no arguments but self, or only optional ones.
+local no_args = {
+    release = true, ptr = true, size = true, status = true, flush = true,
+    finish = true, devices = true, log = true, marker = true, args = true,
+}
+for _, km in ipairs(methods) do
+    local kind, mname = km[1], km[2]
+    local f = clgc.methods("clgc." .. kind)[mname]
+    -- A hostile self.
+    for i = 1, NH do
+        try(("%s.%s(self = %s)"):format(kind, mname, tostring(hostile[i])),
+            true, f, hostile[i])
+    end
+    for _, other in ipairs(kinds) do
+        if other ~= kind then
+            local o = fresh(other)
+            try(("%s.%s(self = %s)"):format(kind, mname, other), true, f, o)
+            if other ~= "Platform" and other ~= "Device" then o:release() end
+        end
+    end
+    -- A released self (release itself is idempotent).
+    local r = fresh(kind)
+    if kind ~= "Platform" and kind ~= "Device" then
+        if kind == "Event" then r:set_status("complete") end
+        r:release()
+        try(("%s.%s(released self)"):format(kind, mname), mname ~= "release",
+            f, r)
+    end
+    -- Each argument hostile on a valid self.
+    if mname ~= "release" and mname ~= "ptr" and
+        not (kind == "Program" and mname == "build_start") then
+        for pos = 2, 4 do
+            for i = 1, NH do
+                local self = fresh(kind)
+                local args = { self }
+                args[pos] = hostile[i]
+                -- No method takes these for its first argument; any
+                -- other value may be valid somewhere, and must only not
+                -- crash.
+                local v = hostile[i]
+                local must = pos == 2 and not no_args[mname] and
+                    (v == io.stdout or type(v) == "thread" or v ~= v or
+                        (type(v) == "userdata" and mname ~= "arg"))
+                try(("%s:%s(#%d = %s)"):format(kind, mname, pos,
+                    tostring(hostile[i])), must, f,
+                    table.unpack(args, 1, pos))
+                if kind == "Event" then pcall(self.set_status, self, "complete") end
+                if kind ~= "Platform" and kind ~= "Device" then self:release() end
+            end
+        end
+    end
+end
+clgc.drain()
+
+-- Memory's methods: a hostile self and hostile indices.
+local mem = clgc.memory(16)
+for _, mname in ipairs({ "get", "set", "string", "ptr", "pointer" }) do
+    local f = mem[mname]
+    for i = 1, NH do
+        try("Memory." .. mname .. "(self hostile)", i ~= 17,
+            f, hostile[i], "int", 0, 1)
+        if mname ~= "ptr" then
+            local v = hostile[i]
+            local must = v ~= nil and not (type(v) == "number" and
+                math.tointeger(v))
+            if mname == "get" or mname == "set" then
+                try("Memory:" .. mname .. "(index hostile)",
+                    hostile[i] ~= nil or mname == "set",
+                    f, mem, "int", hostile[i], 1)
+            elseif mname == "pointer" then
+                try("Memory:pointer(hostile)", hostile[i] ~= nil, f, mem,
+                    hostile[i])
+            else
+                try("Memory:string(hostile)", must, f, mem, hostile[i])
+            end
+        end
+    end
+end
+
+-- Hostile tables: lengths that lie, holes, hostile elements.
+local liars = {
+    setmetatable({}, { __len = function() return 1 << 62 end }),
+    setmetatable({}, { __len = function() return -1 end }),
+    setmetatable({}, { __len = function() return 0 / 0 end }),
+    setmetatable({}, { __index = function() return io.stdout end }),
+    { io.stdout }, { 1, nil, 3 }, { 0 / 0 }, { math.huge },
+}
+local b = ctx:buffer(16)
+local k = prog:kernel("saxpy")
+for i, t in ipairs(liars) do
+    try("wait(liar " .. i .. ")", true, clgc.wait, t)
+    try("marker(liar " .. i .. ")", false, function()
+        local e = q:marker(t)
+        clgc.wait(e)
+    end)
+    try("write(liar " .. i .. ")", false, q.write, q, b, t, "float")
+    try("read(liar " .. i .. ")", false, q.read, q, b, t)
+    try("launch(liar " .. i .. ")", true, q.launch, q, k, t)
+    try("context(liar " .. i .. ")", true, clgc.context, t)
+end
+b:release()
+k:release()
+
+print(("hostile: %d calls, %d errors"):format(calls, errors))
+prog:release()
+lib.done("hostile")

@@ -148,6 +148,20 @@ boehm_program(struct boehm_cl *cl)
     return program;
 }
 
+cl_kernel
+boehm_nop_kernel(struct boehm_cl *cl, cl_program program)
+{
+    cl_kernel kernel;
+    cl_int err;
+
+    test_assert_built(
+        clgc_clBuildProgram(program, 1, &cl->device, "", NULL, NULL), program,
+        cl->device);
+    kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return kernel;
+}
+
 void *
 boehm_collector_main(void *arg)
 {

@@ -58,6 +58,9 @@ struct boehm_cl {
 void boehm_cl_open(struct boehm_cl *cl);
 void boehm_cl_close(struct boehm_cl *cl);
 cl_program boehm_program(struct boehm_cl *cl);
+/* Build program (boehm_program's) through clgc, and its kernel
+ * "boehm_nop". */
+cl_kernel boehm_nop_kernel(struct boehm_cl *cl, cl_program program);
 
 /* A helper thread that runs one collection on request and reports how
  * many times it suspended the test's thread. */

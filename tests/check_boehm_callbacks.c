@@ -226,11 +226,7 @@ START_TEST(test_pocl_callback_allocates_during_collections)
     boehm_setup(0);
     boehm_cl_open(&cl);
     program = boehm_program(&cl);
-    test_assert_built(
-        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL), program,
-        cl.device);
-    kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    kernel = boehm_nop_kernel(&cl, program);
     ck_assert_int_eq(sem_init(&loop.start, 0, 0), 0);
     ck_assert_int_eq(sem_init(&c.done, 0, 0), 0);
     collector = boehm_gc_thread(boehm_loop_main, &loop);

@@ -574,11 +574,7 @@ START_TEST(test_records_are_allocated_active_and_freed_anywhere)
     boehm_own_setup(CLGC_RUNTIME_VERSION);
     boehm_cl_open(&cl);
     program = boehm_program(&cl);
-    test_assert_built(
-        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL), program,
-        cl.device);
-    kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    kernel = boehm_nop_kernel(&cl, program);
     q = boehm_queue_new();
 
     /* A kernel's completion, on PoCL's thread: a RAW handler keeps it

@@ -131,16 +131,11 @@ START_TEST(test_pocl_callback_thread_is_registered_once)
     struct boehm_cl cl;
     cl_program program;
     cl_kernel kernel;
-    cl_int err;
 
     boehm_setup(0);
     boehm_cl_open(&cl);
     program = boehm_program(&cl);
-    test_assert_built(
-        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL), program,
-        cl.device);
-    kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    kernel = boehm_nop_kernel(&cl, program);
     cbs.seen[0].index = 0;
     cbs.seen[1].index = 1;
     ck_assert_int_eq(sem_init(&cbs.done, 0, 0), 0);
@@ -195,16 +190,11 @@ START_TEST(test_closure_on_pocl_thread_is_active)
     clgc_function_t code;
     cl_program program;
     cl_kernel kernel;
-    cl_int err;
 
     boehm_setup(0);
     boehm_cl_open(&cl);
     program = boehm_program(&cl);
-    test_assert_built(
-        clgc_clBuildProgram(program, 1, &cl.device, "", NULL, NULL), program,
-        cl.device);
-    kernel = clgc_clCreateKernel(program, "boehm_nop", &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    kernel = boehm_nop_kernel(&cl, program);
     cbs.seen[0].index = 0;
     cbs.seen[1].index = 1;
     ck_assert_int_eq(sem_init(&cbs.done, 0, 0), 0);

@@ -21,8 +21,8 @@ struct clgc__failure {
 };
 
 static pthread_mutex_t clgc__failures_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct clgc__failure *clgc__failures, **clgc__failures_tail =
-                                                  &clgc__failures;
+static struct clgc__failure *clgc__failures,
+    **clgc__failures_tail = &clgc__failures;
 static atomic_uint clgc__nfailures;
 
 void
@@ -94,8 +94,8 @@ clgc__hand_errors(void)
     const clgc_runtime_t *rt;
     clgc_callback_error_t e;
 
-    if (CLGC_LIKELY(atomic_load_explicit(&clgc__nfailures,
-                                         memory_order_relaxed) == 0))
+    if (CLGC_LIKELY(
+            atomic_load_explicit(&clgc__nfailures, memory_order_relaxed) == 0))
         return;
     rt = clgc__runtime();
     if (rt->callback_failed == NULL)

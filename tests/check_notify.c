@@ -84,9 +84,8 @@ START_TEST(raw_handler_runs_once_with_the_status)
      * NVIDIA later on its own thread. */
     seen_init(&done_s);
     ck_assert_int_eq(clSetUserEventStatus(done, CL_COMPLETE), CL_SUCCESS);
-    ck_assert_int_eq(
-        clgc_event_notify(done, CLGC_NOTIFY_RAW, record, &done_s),
-        CL_SUCCESS);
+    ck_assert_int_eq(clgc_event_notify(done, CLGC_NOTIFY_RAW, record, &done_s),
+                     CL_SUCCESS);
     wait_ran(&done_s);
     ck_assert_int_eq(done_s.calls, 1);
     ck_assert_int_eq(done_s.status, CL_COMPLETE);

@@ -95,8 +95,7 @@ on_svm_free(cl_command_queue queue, cl_uint n, void *pointers[], void *data)
 static void
 wait_ran(struct seen *s)
 {
-    while (sem_wait(&s->ran) != 0)
-        ;
+    test_sem_wait(&s->ran, "a callback to run");
 }
 
 /* It ran once, on this thread, from inside the wrapper that registered it:
@@ -526,7 +525,8 @@ START_TEST(deferred_callback_runs_in_the_drain)
         CL_SUCCESS);
     ck_assert_int_eq(clgc_callbacks_defer(NULL), CLGC_OK);
     ck_assert_int_eq(atomic_load(&now.calls), 0);
-    ck_assert_int_eq(poll(&p, 1, -1), 1); /* at once on PoCL */
+    ck_assert_int_eq(test_poll(&p, "the queue's fd to be readable"),
+                     1); /* at once on PoCL */
     ck_assert_int_eq(clgc_queue_drain(q, 0), 1);
     ck_assert_int_eq(atomic_load(&now.calls), 1);
     ck_assert(pthread_equal(now.thread, pthread_self()));
@@ -536,7 +536,8 @@ START_TEST(deferred_callback_runs_in_the_drain)
     ck_assert_int_eq(clgc_queue_close(q), CLGC_EBUSY);
     ck_assert_int_eq(clgc_clSetUserEventStatus(later, CL_COMPLETE), CL_SUCCESS);
     ck_assert_int_eq(atomic_load(&then.calls), 0);
-    ck_assert_int_eq(poll(&p, 1, -1), 1);           /* posted */
+    ck_assert_int_eq(test_poll(&p, "the queue's fd to be readable"),
+                     1);                            /* posted */
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK); /* runs it */
     ck_assert_int_eq(atomic_load(&then.calls), 1);
     clReleaseEvent(ready);

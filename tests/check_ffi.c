@@ -494,10 +494,11 @@ static void
 hold_on(void *result, void *const *args, void *data)
 {
     struct in_flight *f = data;
+    struct test_await w = test_await_start();
 
     sem_post(&f->entered);
     while (test_rt_safe_calls() == f->safe0)
-        sched_yield();
+        test_await_nap(&w, "the closure's caller to enter a safe region");
     atomic_store(&f->handler_done, 1);
 }
 
@@ -529,8 +530,7 @@ START_TEST(free_waits_for_calls_in_flight)
     ck_assert_int_eq(
         clgc_closure_create("v()", hold_on, &f, &f.closure, &f.code), CLGC_OK);
     ck_assert_int_eq(pthread_create(&caller, NULL, call_in_flight, &f), 0);
-    while (sem_wait(&f.entered) != 0)
-        ;
+    test_sem_wait(&f.entered, "the caller to enter the closure");
     f.safe0 = test_rt_safe_calls();
     ck_assert_int_eq(pthread_create(&freer, NULL, free_in_flight, &f), 0);
     ck_assert_int_eq(pthread_join(freer, NULL), 0);

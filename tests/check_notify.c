@@ -57,8 +57,7 @@ seen_init(struct seen *s)
 static void
 wait_ran(struct seen *s)
 {
-    while (sem_wait(&s->ran) != 0)
-        ;
+    test_sem_wait(&s->ran, "a handler to run");
 }
 
 START_TEST(raw_handler_runs_once_with_the_status)
@@ -161,8 +160,11 @@ refcount_of(cl_event ev)
 static void
 wait_let_go(cl_event ev)
 {
+    struct test_await w = test_await_start();
+
     while (refcount_of(ev) != 1)
-        sched_yield();
+        test_await_nap(&w, "the driver to let go of an event (%u references)",
+                       (unsigned)refcount_of(ev));
 }
 
 /* A notification whose callback never comes (a failed user event) is
@@ -279,7 +281,7 @@ START_TEST(handlers_may_report_failures)
     ck_assert_int_eq(clgc_event_post(posted, q, fail_handler, &f[3]),
                      CL_SUCCESS);
     ck_assert_int_eq(clSetUserEventStatus(posted, CL_COMPLETE), CL_SUCCESS);
-    ck_assert_int_eq(poll(&p, 1, -1), 1);
+    ck_assert_int_eq(test_poll(&p, "the queue's fd to be readable"), 1);
     ck_assert_int_eq(clgc_queue_drain(q, 0), 1);
     ck_assert_int_eq(f[3].result, CLGC_OK);
     expect_handed_over(done, &count, "clgc_event_post", &f[3].tag);
@@ -350,7 +352,7 @@ START_TEST(callbacks_on_failed_events_end)
     ck_assert_int_eq(s[2].status, -7);
     ck_assert(!pthread_equal(s[2].thread, pthread_self()));
     while (s[0].calls + s[1].calls + s[3].calls < 3) {
-        ck_assert_int_eq(poll(&p, 1, -1), 1);
+        ck_assert_int_eq(test_poll(&p, "the queue's fd to be readable"), 1);
         ck_assert_int_ge(clgc_queue_drain(q, 0), 0);
     }
     ck_assert_int_eq(s[0].status, -5);
@@ -529,8 +531,7 @@ START_TEST(failures_race_completions)
     ck_assert_int_eq(pthread_create(&t[1], NULL, race_fail, NULL), 0);
     ck_assert_int_eq(pthread_join(t[0], NULL), 0);
     ck_assert_int_eq(pthread_join(t[1], NULL), 0);
-    while (sem_wait(&race.done) != 0)
-        ;
+    test_sem_wait(&race.done, "the raced handler to run");
     for (int i = 0; i < RACE_N; i++) {
         int completed = race.won[i][0] == CL_SUCCESS,
             failed = race.won[i][1] == CL_SUCCESS;

@@ -215,7 +215,7 @@ START_TEST(queued_failure_reports_its_status)
     seen_init(&s);
     ck_assert_int_eq(clgc_event_post(ev, q, record, &s), CL_SUCCESS);
     ck_assert_int_eq(clSetUserEventStatus(ev, -9), CL_SUCCESS);
-    ck_assert_int_eq(poll(&p, 1, -1), 1);
+    ck_assert_int_eq(test_poll(&p, "the queue's fd to be readable"), 1);
     ck_assert_int_eq(clgc_queue_drain(q, 0), 1);
     ck_assert_int_eq(s.status, -9);
     ck_assert_int_eq(clgc_queue_close(q), CLGC_OK);
@@ -425,8 +425,7 @@ block(void *data)
     struct blocker *b = data;
 
     sem_post(&b->entered);
-    while (sem_wait(&b->leave) != 0)
-        ;
+    test_sem_wait(&b->leave, "the test to let the blocking handler go");
 }
 
 static void *
@@ -447,8 +446,7 @@ START_TEST(two_drainers_are_refused)
     sem_init(&b.leave, 0, 0);
     ck_assert_int_eq(clgc_queue_post(b.q, block, &b), CLGC_OK);
     ck_assert_int_eq(pthread_create(&t, NULL, drain_on_thread, &b), 0);
-    while (sem_wait(&b.entered) != 0)
-        ;
+    test_sem_wait(&b.entered, "the drain thread to enter the blocking handler");
     ck_assert_int_eq(clgc_queue_drain(b.q, 0), CLGC_EDRAINING);
     ck_assert_int_eq(clgc_queue_close(b.q), CLGC_EDRAINING);
     sem_post(&b.leave);
@@ -588,8 +586,7 @@ defer_and_wait(void *data)
 
     d->result = clgc_callbacks_defer(d->q);
     sem_post(&d->deferred);
-    while (sem_wait(&d->leave) != 0)
-        ;
+    test_sem_wait(&d->leave, "the test to let the deferring thread go");
     return NULL; /* exits deferring */
 }
 
@@ -614,8 +611,7 @@ START_TEST(close_refused_while_a_thread_defers)
     sem_init(&d.deferred, 0, 0);
     sem_init(&d.leave, 0, 0);
     ck_assert_int_eq(pthread_create(&t, NULL, defer_and_wait, &d), 0);
-    while (sem_wait(&d.deferred) != 0)
-        ;
+    test_sem_wait(&d.deferred, "the other thread to defer its callbacks");
     ck_assert_int_eq(d.result, CLGC_OK);
     ck_assert_int_eq(clgc_queue_close(q), CLGC_EBUSY);
     ck_assert_int_eq(clgc_queue_drain(q, 0), 0); /* still usable */
@@ -870,8 +866,7 @@ completer(void *data)
     for (;;) {
         cl_event ev;
 
-        while (sem_wait(&r->go) != 0)
-            ;
+        test_sem_wait(&r->go, "the test to hand the completer its next event");
         ev = atomic_load(&r->event);
         if (ev == NULL)
             return NULL;

@@ -130,8 +130,7 @@ completer(void *arg)
     struct pair *p = arg;
 
     for (int i = 0; i < WAITS; i++) {
-        while (sem_wait(&p->handed) != 0)
-            ;
+        test_sem_wait(&p->handed, "the other thread to hand over an event");
         if (clSetUserEventStatus(p->event, CL_COMPLETE) != CL_SUCCESS)
             p->failures++;
         sem_post(&p->taken);
@@ -155,8 +154,7 @@ waiter(void *arg)
         p->waited += clgc_wait_last_path() == CLGC_WAIT_PATH_CALLBACK ||
                      clgc_wait_last_path() == CLGC_WAIT_PATH_BACKOFF ||
                      clgc_wait_last_path() == CLGC_WAIT_PATH_POLL;
-        while (sem_wait(&p->taken) != 0)
-            ;
+        test_sem_wait(&p->taken, "the other thread to take the event");
         clReleaseEvent(ev);
     }
     return NULL;
@@ -264,7 +262,7 @@ START_TEST(queue_delivers_every_completion_once)
     while (total < THREADS * POSTS) {
         int ran;
 
-        ck_assert_int_eq(poll(&fd, 1, -1), 1);
+        ck_assert_int_eq(test_poll(&fd, "the queue's fd to be readable"), 1);
         ran = clgc_queue_drain(q, 0);
         ck_assert_int_ge(ran, 0);
         total += (unsigned)ran;

@@ -47,9 +47,10 @@ static void *
 set_when_asleep(void *arg)
 {
     struct sleep_setter *s = arg;
+    struct test_await w = test_await_start();
 
     while (!test_sleeps_timed(s->tid))
-        sched_yield();
+        test_await_nap(&w, "the waiter to sleep in the wait's timed sleep");
     return test_set_status(&s->set);
 }
 
@@ -397,8 +398,11 @@ fail_each_when_asleep(void *arg)
     struct failing_setter *f = arg;
 
     for (int i = 0; i < f->n; i++) {
+        struct test_await w = test_await_start();
+
         while (atomic_load(&f->next) != i || !test_sleeps_timed(f->tid))
-            sched_yield();
+            test_await_nap(&w, "the waiter to sleep in its wait for event %d",
+                           i);
         clgc_clSetUserEventStatus(f->events[i], -5);
     }
     return NULL;

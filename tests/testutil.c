@@ -3,6 +3,7 @@
  * call (a stub ICD, a callback PoCL runs inline) can read back. */
 
 #include <dirent.h>
+#include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -289,6 +290,38 @@ test_await_nap(struct test_await *w, const char *fmt, ...)
 
         nanosleep(&ms, NULL);
     }
+}
+
+void
+test_sem_wait(sem_t *sem, const char *what)
+{
+    struct test_await w = test_await_start();
+
+    for (;;) {
+        struct timespec at;
+
+        clock_gettime(CLOCK_REALTIME, &at);
+        at.tv_sec += 1;
+        if (sem_timedwait(sem, &at) == 0)
+            return;
+        /* Each try waits a second; past the thousandth nap
+         * test_await_nap only sleeps a millisecond, and checks the bound. */
+        w.naps = 1000;
+        test_await_nap(&w, "%s", what);
+    }
+}
+
+int
+test_poll(struct pollfd *p, const char *what)
+{
+    struct test_await w = test_await_start();
+    int n;
+
+    while ((n = poll(p, 1, 1000)) == 0 || (n < 0 && errno == EINTR)) {
+        w.naps = 1000;
+        test_await_nap(&w, "%s", what);
+    }
+    return n;
 }
 
 void

@@ -6,6 +6,8 @@
  * and helpers for the real PoCL platform. */
 
 #include <check.h>
+#include <poll.h>
+#include <semaphore.h>
 #include <sys/types.h>
 
 #include "clgc.h"
@@ -110,6 +112,12 @@ struct test_await {
 struct test_await test_await_start(void);
 void test_await_nap(struct test_await *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* sem_wait and poll(fd, 1, -1), bounded as test_await_nap is: past the
+ * bound the test fails with "waited N s for " and what. test_poll returns
+ * poll's result (1 once the descriptor is ready). */
+void test_sem_wait(sem_t *sem, const char *what);
+int test_poll(struct pollfd *p, const char *what);
 
 /* Wait until PoCL holds no reference to an event of a command it ran.
  * It drops its own last, after the command's callbacks have returned and

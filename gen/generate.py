@@ -208,6 +208,14 @@ def commands_h(reg):
            "enum clgc__extension_slot {"]
     out += ["    CLGC__X_%s," % c.name for c in reg.resolved]
     out += ["};", ""]
+    out += ["/* The ICD dispatch table's entries that a wrapper or a layer"
+            " entry calls", " * on an ICD object's behalf: each is checked in"
+            " the object's own table", " * before the call (clgc__entry_check"
+            " in src/internal.h). */",
+            "#define CLGC__N_ENTRIES %d" % len(_entries(reg)),
+            "enum clgc__entry {"]
+    out += ["    CLGC__ENTRY_%s," % c.name for c in _entries(reg)]
+    out += ["};", ""]
     out += fallback_types(reg)
     out += ["/* Stand-ins for types from platform headers Linux lacks:"
             " the wrappers", " * of platform-only commands only pass them"
@@ -221,6 +229,20 @@ def commands_h(reg):
     out += ["CLGC_EXTERN %s;" % c.prototype("clgc_") for c in reg.sorted]
     out += ["", "#endif /* CLGC_GEN_COMMANDS_H */"]
     return "\n".join(out) + "\n"
+
+
+def _entry(c):
+    """The object whose dispatch table entry c's call goes through, if c
+    has an entry in the ICD dispatch table and an ICD object to find the
+    table by; else None."""
+    obj = c.dispatch_object()
+    if c.name not in tables.ICD_DISPATCH or obj is None or not obj[2]:
+        return None
+    return obj[0]
+
+
+def _entries(reg):
+    return [c for c in reg.sorted if _entry(c) is not None]
 
 
 def fallback_types(reg):
@@ -362,7 +384,17 @@ def _call_body(c, layer=False):
         if not resolved:
             out.append("")
     if not resolved:
-        if obj is not None:
+        if _entry(c) is not None:
+            # One check for both: an object of a known platform whose table
+            # fills the entry (a NULL entry is CL_INVALID_OPERATION, not a
+            # call to address 0).
+            expr, error, _ = obj
+            out += ["    cl_int invalid = clgc__entry_check(%s, CLGC__ENTRY_%s,"
+                    % (expr, c.name),
+                    "                                       %s);" % error, "",
+                    "    if (invalid != CL_SUCCESS) {"]
+            out += _failure(c, "invalid")
+        elif obj is not None:
             expr, error, _ = obj
             out.append("    if (!clgc__object_ok(%s)) {" % expr)
             out += _failure(c, error)
@@ -446,14 +478,16 @@ def _wrapper(c, layer=False):
     call = "clgc__c_%s(%s)" % (c.name, _params(c))
     if (layer or not c.resolved) and not c.lifetime:
         obj = c.dispatch_object()
-        if obj is not None:
+        if _entry(c) is not None:
+            gate += " && clgc__entry_fast(%s, CLGC__ENTRY_%s)" % (obj[0],
+                                                                 c.name)
+        elif obj is not None:
             gate += " && clgc__object_fast(%s)" % obj[0]
         call = "%s(%s)" % (_target(c, layer), _params(c))
     out += ["%sCL_API_CALL" % rtype, rest, "{"]
     if not c.returns_void:
         out += ["    %s%sret;" % (c.result,
                                   "" if c.result.endswith("*") else " "), ""]
-    out += _loop_back(c)
     if c.returns_void:
         out += ["    if (CLGC_UNLIKELY(!(%s))) {" % gate,
                 "        clgc__s_%s(%s);" % (c.name, _params(c)),
@@ -467,18 +501,6 @@ def _wrapper(c, layer=False):
     if not c.returns_void:
         out.append("    return ret;")
     return out + ["}", ""]
-
-
-def _loop_back(c):
-    """The first lines of a wrapper or layer entry whose command an older
-    driver may leave to the loader (tables.LOOP_BACK_FEATURES): a slot that
-    holds the loader's own function would come back here."""
-    if not c.loop_back:
-        return []
-    return ["    if (CLGC_UNLIKELY(clgc__loops_back(%s, CLGC__SLOT(%s)," % (
-                c.dispatch_object()[0], c.name),
-            "                                       (clgc__any_fn)%s))) {" % (
-                c.name)] + _failure(c, "CL_INVALID_OPERATION")
 
 
 def wrappers_c(reg):
@@ -580,7 +602,8 @@ def _guarded_list(reg, commands, lines):
 
 
 def commands_c(reg):
-    out = ['#include "internal.h"', '#include "gen/commands.h"', ""]
+    out = ["#include <stddef.h>", "", "#include <CL/cl_icd.h>", "",
+           '#include "internal.h"', '#include "gen/commands.h"', ""]
     for c in reg.sorted:
         if not c.params:
             continue
@@ -613,6 +636,20 @@ def commands_c(reg):
     for c in reg.resolved:
         _, err, icd = c.dispatch_object() or (None, "0", False)
         out.append('    {"%s", %s, %d},' % (c.name, err, int(icd)))
+    out += ["};", "",
+            "/* Where each checked entry lies in a dispatch table"
+            " (clgc__entry_check). */",
+            "const unsigned short clgc__entry_offsets[CLGC__N_ENTRIES] = {"]
+    out += ["    offsetof(struct _cl_icd_dispatch, %s)," % c.name
+            for c in _entries(reg)]
+    out += ["};", "",
+            "/* The loader's own function for each entry an older driver may"
+            " fill with it", " * (tables.LOOP_BACK_FEATURES), else NULL:"
+            " such an entry is as absent as a", " * NULL one"
+            " (clgc__entry_check). */",
+            "const clgc__any_fn clgc__entry_loader[CLGC__N_ENTRIES] = {"]
+    out += ["    [CLGC__ENTRY_%s] = (clgc__any_fn)%s," % (c.name, c.name)
+            for c in _entries(reg) if c.loop_back]
     out += ["};"]
     return "\n".join(out) + "\n"
 

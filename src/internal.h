@@ -284,21 +284,50 @@ clgc__object_ok(const void *obj)
     return clgc__platform_index(dispatch) >= 0;
 }
 
-/* A dispatch table's slot for command `member`, as an index. */
-#define CLGC__SLOT(member)                                                     \
-    (offsetof(struct _cl_icd_dispatch, member) / sizeof(void *))
+/* Dispatch entries (gen/commands.h's enum clgc__entry). A driver may leave
+ * an entry of its dispatch table absent, and the loader calls through it
+ * without a check. Absent is NULL (PoCL has no clSetCommandQueueProperty,
+ * which OpenCL 1.1 deprecated: a call to address 0) or the loader's own
+ * exported function (a driver older than the command links it from
+ * libOpenCL, as Oclgrind does for OpenCL 2.0 to 3.0: the loader would
+ * dispatch back to the driver for ever, and through the layer each round
+ * adds a frame). So a wrapper checks the entry in its object's own table
+ * first and returns CL_INVALID_OPERATION for an absent one. The check costs
+ * the fast path nothing: clgc__entry_dispatch[e] is the first platform's
+ * dispatch pointer only if that platform has entry e (written once, when
+ * the platforms are listed), so the one comparison the wrappers made with
+ * the first platform's pointer now also says the entry is there. Every
+ * other case reads the object's table each time. */
 typedef void (*clgc__any_fn)(void);
+extern const clgc__any_fn clgc__entry_loader[];
+extern _Atomic(const void *) clgc__entry_dispatch[];
+extern const unsigned short clgc__entry_offsets[];
 
-/* Whether obj belongs to a known platform whose driver put `loader`, the
- * loader's own exported function, in dispatch slot `slot`: a driver older
- * than the command links it from libOpenCL (Oclgrind does), and calling
- * it would dispatch back to the driver for ever. Reads only what
- * clgc__object_ok reads, and then the known table. */
+/* The inline part of clgc__entry_check: NULL, or an object of the first
+ * platform, whose table fills the entry. */
 CLGC_INLINE int
-clgc__loops_back(const void *obj, size_t slot, clgc__any_fn loader)
+clgc__entry_fast(const void *obj, unsigned entry)
 {
-    return obj != NULL && clgc__object_ok(obj) &&
-           ((const clgc__any_fn *)clgc__dispatch_of(obj))[slot] == loader;
+    return obj == NULL ||
+           CLGC_LIKELY(clgc__dispatch_of(obj) ==
+                       atomic_load_explicit(&clgc__entry_dispatch[entry],
+                                            memory_order_relaxed));
+}
+
+/* The out-of-line part: invalid if obj belongs to no known platform,
+ * CL_INVALID_OPERATION if its table lacks the entry, else CL_SUCCESS. */
+cl_int clgc__entry_missing(const void *obj, unsigned entry, cl_int invalid);
+
+/* clgc__object_ok for a call through dispatch entry `entry`: CL_SUCCESS if
+ * obj may be passed to the loader (NULL, which the loader reports, or an
+ * object of a known platform whose table has the entry), else the error
+ * to return: `invalid` (the object's error) or CL_INVALID_OPERATION. */
+CLGC_INLINE cl_int
+clgc__entry_check(const void *obj, unsigned entry, cl_int invalid)
+{
+    if (clgc__entry_fast(obj, entry))
+        return CL_SUCCESS;
+    return clgc__entry_missing(obj, entry, invalid);
 }
 
 /* Extension functions. */

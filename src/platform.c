@@ -31,6 +31,11 @@ struct clgc__platforms clgc__platforms = {
 };
 static pthread_once_t clgc__platforms_once = PTHREAD_ONCE_INIT;
 
+/* The same sentinel until the platforms are listed (internal.h). */
+_Atomic(const void *) clgc__entry_dispatch[CLGC__N_ENTRIES] = {
+    [0 ... CLGC__N_ENTRIES - 1] = &clgc__platforms,
+};
+
 /* NULL: not looked up yet; &clgc__absent: the platform lacks it. */
 static _Atomic(void *) clgc__cache[CLGC__MAX_PLATFORMS][CLGC__N_EXTENSION];
 static char clgc__absent;
@@ -44,6 +49,40 @@ clgc__dispatch_of(const void *object)
     return *(const void *const *)object;
 }
 #endif
+
+/* Whether the dispatch table `dispatch` has entry `entry`: neither NULL
+ * nor the loader's own function (internal.h). */
+static int
+clgc__entry_filled(const void *dispatch, unsigned entry)
+{
+    const char *table = dispatch;
+    clgc__any_fn fn = *(const clgc__any_fn *)(table +
+                                              clgc__entry_offsets[entry]);
+
+    return fn != NULL && fn != clgc__entry_loader[entry];
+}
+
+/* The first platform's entries, for the wrappers' inline check. A
+ * driver's table does not change once its objects exist. */
+static void
+clgc__list_entries(const void *dispatch)
+{
+    for (unsigned e = 0; e < CLGC__N_ENTRIES; e++)
+        if (clgc__entry_filled(dispatch, e))
+            atomic_store_explicit(&clgc__entry_dispatch[e], dispatch,
+                                  memory_order_relaxed);
+}
+
+cl_int
+clgc__entry_missing(const void *obj, unsigned entry, cl_int invalid)
+{
+    const void *dispatch = clgc__dispatch_of(obj);
+
+    if (clgc__platform_index(dispatch) < 0)
+        return invalid;
+    return clgc__entry_filled(dispatch, entry) ? CL_SUCCESS
+                                               : CL_INVALID_OPERATION;
+}
 
 static void
 clgc__list_platforms_once(void)
@@ -61,6 +100,8 @@ clgc__list_platforms_once(void)
         atomic_store_explicit(&clgc__platforms.dispatch[i],
                               clgc__dispatch_of(clgc__platforms.id[i]),
                               memory_order_relaxed);
+    if (n > 0)
+        clgc__list_entries(clgc__dispatch_of(clgc__platforms.id[0]));
     clgc__platforms.n = n;
     atomic_store_explicit(&clgc__platforms.listed, 1, memory_order_release);
 }

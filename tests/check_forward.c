@@ -205,6 +205,57 @@ START_TEST(null_object_fails_cleanly)
 }
 END_TEST
 
+/* Issue 25, item 4: a driver may leave an entry of its dispatch table NULL
+ * (PoCL 3.1 has no clSetCommandQueueProperty), and the loader calls
+ * through it unchecked: OpenCL-CTS's set_command_queue_property jumped to
+ * address 0. Through clgc the call is CL_INVALID_OPERATION and nothing is
+ * called. The refusing platform is never the first one, so its calls take
+ * the out-of-line check, which reads the object's table each time; the
+ * first platform's inline check is the PoCL test in check_pocl.c. One
+ * command of each shape: an int result, an object result with
+ * errcode_ret, a callback, a blocking one, a list of objects. */
+static const struct {
+    const char *name;
+    size_t offset;
+} fw_null_entries[] = {
+#define FW_ENTRY(name)                                                         \
+    {                                                                          \
+#name, offsetof(struct _cl_icd_dispatch, name)                         \
+    }
+    FW_ENTRY(clSetCommandQueueProperty),
+    FW_ENTRY(clCreateBuffer),
+    FW_ENTRY(clBuildProgram),
+    FW_ENTRY(clFinish),
+    FW_ENTRY(clWaitForEvents),
+    FW_ENTRY(clEnqueueNDRangeKernel),
+#undef FW_ENTRY
+};
+
+START_TEST(null_entry_fails_cleanly)
+{
+    const struct test_forward_case *c = NULL;
+    struct fw_args a;
+    uint64_t r;
+
+    for (unsigned i = 0; i < TEST_FORWARD_N && c == NULL; i++)
+        if (strcmp(test_forward_cases[i].name, fw_null_entries[_i].name) == 0)
+            c = &test_forward_cases[i];
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(c->route, TEST_ROUTE_STUB);
+    /* The entry is there until cleared: the call reaches the stub. */
+    fw_build(c, fw_refusing_platform, &a);
+    fw_ctl->reset();
+    r = fw_call(c, &a, fw_direct);
+    fw_expect_recorded(c, &a);
+    ck_assert_uint_eq(r, fw_stub_result(c));
+    fw_ctl->clear_entry(fw_null_entries[_i].offset);
+    fw_build(c, fw_refusing_platform, &a);
+    fw_ctl->reset();
+    r = fw_call(c, &a, fw_direct);
+    fw_expect_error(c, &a, r, CL_INVALID_OPERATION);
+}
+END_TEST
+
 /* clgc's own lookup hands out its wrapper for a function the platform
  * has (asking the platform through the loader), and NULL otherwise. */
 START_TEST(lookup_for_platform_hands_out_wrappers)
@@ -325,6 +376,11 @@ clgc_make_forward_suite(void)
     suite_add_tcase(s, tc);
     tc = fw_tcase("null");
     tcase_add_loop_test(tc, null_object_fails_cleanly, 0, (int)fw_n_nullable);
+    suite_add_tcase(s, tc);
+    tc = fw_tcase("null entry");
+    tcase_add_loop_test(
+        tc, null_entry_fails_cleanly, 0,
+        (int)(sizeof(fw_null_entries) / sizeof(fw_null_entries[0])));
     suite_add_tcase(s, tc);
     tc = fw_tcase("lookup");
     tcase_add_test(tc, lookup_for_platform_hands_out_wrappers);

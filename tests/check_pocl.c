@@ -274,6 +274,40 @@ START_TEST(released_objects_get_their_error)
 }
 END_TEST
 
+/* Issue 25, item 4: PoCL 3.1's dispatch table has no
+ * clSetCommandQueueProperty (OpenCL 1.1 deprecated it), and the loader
+ * calls through the NULL entry: OpenCL-CTS's set_command_queue_property
+ * jumped to address 0. Through clgc it is CL_INVALID_OPERATION, on the
+ * inline path where PoCL is the first platform and on the out-of-line
+ * one inside a region, and the queue's properties are unchanged. */
+static void *
+set_profiling(void *queue)
+{
+    cl_command_queue_properties old = 0;
+
+    return (void *)(intptr_t)clgc_clSetCommandQueueProperty(
+        queue, CL_QUEUE_PROFILING_ENABLE, CL_TRUE, &old);
+}
+
+START_TEST(missing_entry_is_invalid_operation)
+{
+    struct pocl p;
+    cl_command_queue_properties old = 0, now = 1;
+
+    pocl_open(&p);
+    ck_assert_int_eq(clgc_clSetCommandQueueProperty(
+                         p.queue, CL_QUEUE_PROFILING_ENABLE, CL_TRUE, &old),
+                     CL_INVALID_OPERATION);
+    ck_assert_ptr_eq(clgc_call_safe(set_profiling, p.queue),
+                     (void *)(intptr_t)CL_INVALID_OPERATION);
+    ck_assert_int_eq(clgc_clGetCommandQueueInfo(p.queue, CL_QUEUE_PROPERTIES,
+                                                sizeof(now), &now, NULL),
+                     CL_SUCCESS);
+    ck_assert_uint_eq(now & CL_QUEUE_PROFILING_ENABLE, 0);
+    pocl_close(&p);
+}
+END_TEST
+
 Suite *
 clgc_make_pocl_suite(void)
 {
@@ -292,6 +326,8 @@ clgc_make_pocl_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, null_objects_get_their_error);
     tcase_add_test(tc, released_objects_get_their_error);
+    test_add_pocl_test(tc, missing_entry_is_invalid_operation,
+                       "PoCL 3.1 leaves clSetCommandQueueProperty NULL");
     suite_add_tcase(s, tc);
     return s;
 }

@@ -51,6 +51,11 @@ OPENCL_LAYERS=$layer $prog foreign >"$tmp/foreign" ||
     fail "foreign handles: $(cat "$tmp/foreign")"
 $prog init "$layer" >"$tmp/init" || fail "layer entry points: $(cat "$tmp/init")"
 
+# A NULL entry in the driver's table is CL_INVALID_OPERATION through the
+# layer (the loader alone calls address 0).
+OPENCL_LAYERS=$layer $prog null-entry >"$tmp/null" ||
+    fail "NULL dispatch entry: $(cat "$tmp/null")"
+
 # clinfo prints the same with and without the layer, on the real drivers
 # (the stub's answers are not what clinfo can print).
 # A sanitizer build's layer cannot load into the uninstrumented clinfo

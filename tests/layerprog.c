@@ -62,7 +62,7 @@ check(const char *what, uint64_t got, int depth)
 }
 
 static cl_platform_id
-stub_platform(void)
+named_platform(const char *want)
 {
     cl_platform_id ids[16];
     cl_uint n = 0;
@@ -73,10 +73,16 @@ stub_platform(void)
         char name[64] = "";
 
         clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (strcmp(name, STUB_PLATFORM_NAME) == 0)
+        if (strcmp(name, want) == 0)
             return ids[i];
     }
     return NULL;
+}
+
+static cl_platform_id
+stub_platform(void)
+{
+    return named_platform(STUB_PLATFORM_NAME);
 }
 
 static int
@@ -161,6 +167,34 @@ run_bad(void)
     printf("clWaitForEvents(1, NULL) -> %d\n", clWaitForEvents(1, NULL));
     printf("clWaitForEvents(1, {NULL}) -> %d\n", clWaitForEvents(1, &none));
     return 0;
+}
+
+/* Issue 25, item 4: a NULL entry in a driver's dispatch table (PoCL 3.1's
+ * clSetCommandQueueProperty), which the loader alone calls through: the
+ * layer's entry answers CL_INVALID_OPERATION and calls nothing. Only with
+ * the layer: without it this jumps to address 0. */
+static int
+run_null_entry(void)
+{
+    cl_platform_id p = stub_platform();
+    cl_platform_id refusing = named_platform(STUB_REFUSING_NAME);
+    cl_command_queue_properties old = 0;
+    void *queue;
+    cl_int ret;
+
+    if (p == NULL || refusing == NULL ||
+        clGetPlatformInfo(p, STUB_PLATFORM_CONTROL, sizeof ctl, &ctl, NULL) !=
+            CL_SUCCESS)
+        return 1;
+    queue = ctl->object(refusing, 3);
+    ctl->clear_entry(
+        offsetof(struct _cl_icd_dispatch, clSetCommandQueueProperty));
+    ctl->reset();
+    ret = clSetCommandQueueProperty(queue, CL_QUEUE_PROFILING_ENABLE, CL_TRUE,
+                                    &old);
+    printf("clSetCommandQueueProperty -> %d after %lu stub calls\n", ret,
+           ctl->calls);
+    return ret != CL_INVALID_OPERATION || ctl->calls != 0;
 }
 
 /* clWaitForEvents on a stub event with the cooperative wait: clgc's wait
@@ -289,8 +323,9 @@ main(int argc, char **argv)
         return run_bad();
     if (argc == 3 && strcmp(argv[1], "stub") == 0)
         return run_stub(atoi(argv[2]));
-    fprintf(
-        stderr,
-        "usage: layerprog stub DEPTH | bad | coop | foreign | init LAYER\n");
+    if (argc == 2 && strcmp(argv[1], "null-entry") == 0)
+        return run_null_entry();
+    fprintf(stderr, "usage: layerprog stub DEPTH | bad | coop | foreign | "
+                    "init LAYER | null-entry\n");
     return 2;
 }

@@ -12,8 +12,11 @@ clgc__c_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clBuildProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clBuildProgram", CLGC__ONCE, clgc__r_clBuildProgram,
@@ -79,9 +82,12 @@ clgc__l_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_
 static inline cl_kernel
 clgc__c_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(source_kernel)) {
+    cl_int invalid = clgc__entry_check(source_kernel, CLGC__ENTRY_clCloneKernel,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_KERNEL;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCloneKernel(source_kernel, errcode_ret);
@@ -122,13 +128,7 @@ clgc__l_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(source_kernel, CLGC__SLOT(clCloneKernel),
-                                       (clgc__any_fn)clCloneKernel))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(source_kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(source_kernel, CLGC__ENTRY_clCloneKernel))))
         return clgc__s_clCloneKernel(source_kernel, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCloneKernel(source_kernel, errcode_ret);
@@ -145,8 +145,11 @@ clgc__c_clCompileProgram(cl_program program, cl_uint num_devices, const cl_devic
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clCompileProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clCompileProgram", CLGC__ONCE, clgc__r_clCompileProgram,
@@ -215,9 +218,12 @@ clgc__l_clCompileProgram(cl_program program, cl_uint num_devices, const cl_devic
 static inline cl_mem
 clgc__c_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateBuffer,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
@@ -261,7 +267,7 @@ clgc__l_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateBuffer))))
         return clgc__s_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
@@ -274,9 +280,12 @@ clgc__l_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void
 static inline cl_mem
 clgc__c_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateBufferWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
@@ -321,13 +330,7 @@ clgc__l_clCreateBufferWithProperties(cl_context context, const cl_mem_properties
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateBufferWithProperties),
-                                       (clgc__any_fn)clCreateBufferWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateBufferWithProperties))))
         return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
@@ -340,9 +343,12 @@ clgc__l_clCreateBufferWithProperties(cl_context context, const cl_mem_properties
 static inline cl_command_queue
 clgc__c_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateCommandQueue,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateCommandQueue(context, device, properties, errcode_ret);
@@ -385,7 +391,7 @@ clgc__l_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command
 {
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateCommandQueue))))
         return clgc__s_clCreateCommandQueue(context, device, properties, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateCommandQueue(context, device, properties, errcode_ret);
@@ -398,9 +404,12 @@ clgc__l_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command
 static inline cl_command_queue
 clgc__c_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateCommandQueueWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
@@ -443,13 +452,7 @@ clgc__l_clCreateCommandQueueWithProperties(cl_context context, cl_device_id devi
 {
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateCommandQueueWithProperties),
-                                       (clgc__any_fn)clCreateCommandQueueWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateCommandQueueWithProperties))))
         return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
@@ -465,9 +468,12 @@ clgc__c_clCreateContext(const cl_context_properties *properties, cl_uint num_dev
     struct clgc__callback *cb = NULL;
     cl_context ret;
 
-    if (!clgc__object_ok(clgc__first_object(num_devices, (const void *const *)devices))) {
+    cl_int invalid = clgc__entry_check(clgc__first_object(num_devices, (const void *const *)devices), CLGC__ENTRY_clCreateContext,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_DEVICE;
+            *errcode_ret = invalid;
         return NULL;
     }
     if (pfn_notify != NULL) {
@@ -603,9 +609,12 @@ clgc__l_clCreateContextFromType(const cl_context_properties *properties, cl_devi
 static inline cl_event
 clgc__c_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLeglDisplayKHR display, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateEventFromEGLSyncKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
@@ -648,7 +657,7 @@ clgc__l_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLegl
 {
     cl_event ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateEventFromEGLSyncKHR))))
         return clgc__s_clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateEventFromEGLSyncKHR(context, sync, display, errcode_ret);
@@ -662,9 +671,12 @@ clgc__l_clCreateEventFromEGLSyncKHR(cl_context context, CLeglSyncKHR sync, CLegl
 static inline cl_event
 clgc__c_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateEventFromGLsyncKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
@@ -706,7 +718,7 @@ clgc__l_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *e
 {
     cl_event ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateEventFromGLsyncKHR))))
         return clgc__s_clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
@@ -720,9 +732,12 @@ clgc__l_clCreateEventFromGLsyncKHR(cl_context context, cl_GLsync sync, cl_int *e
 static inline cl_mem
 clgc__c_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D10Buffer *resource, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromD3D10BufferKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
@@ -765,7 +780,7 @@ clgc__l_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromD3D10BufferKHR))))
         return clgc__s_clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromD3D10BufferKHR(context, flags, resource, errcode_ret);
@@ -777,9 +792,12 @@ clgc__l_clCreateFromD3D10BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 static inline cl_mem
 clgc__c_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromD3D10Texture2DKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
@@ -823,7 +841,7 @@ clgc__l_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromD3D10Texture2DKHR))))
         return clgc__s_clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromD3D10Texture2DKHR(context, flags, resource, subresource, errcode_ret);
@@ -835,9 +853,12 @@ clgc__l_clCreateFromD3D10Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 static inline cl_mem
 clgc__c_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D10Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromD3D10Texture3DKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
@@ -881,7 +902,7 @@ clgc__l_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromD3D10Texture3DKHR))))
         return clgc__s_clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromD3D10Texture3DKHR(context, flags, resource, subresource, errcode_ret);
@@ -895,9 +916,12 @@ clgc__l_clCreateFromD3D10Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 static inline cl_mem
 clgc__c_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D11Buffer *resource, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromD3D11BufferKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
@@ -940,7 +964,7 @@ clgc__l_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromD3D11BufferKHR))))
         return clgc__s_clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromD3D11BufferKHR(context, flags, resource, errcode_ret);
@@ -952,9 +976,12 @@ clgc__l_clCreateFromD3D11BufferKHR(cl_context context, cl_mem_flags flags, ID3D1
 static inline cl_mem
 clgc__c_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture2D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromD3D11Texture2DKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
@@ -998,7 +1025,7 @@ clgc__l_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromD3D11Texture2DKHR))))
         return clgc__s_clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromD3D11Texture2DKHR(context, flags, resource, subresource, errcode_ret);
@@ -1010,9 +1037,12 @@ clgc__l_clCreateFromD3D11Texture2DKHR(cl_context context, cl_mem_flags flags, ID
 static inline cl_mem
 clgc__c_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID3D11Texture3D *resource, UINT subresource, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromD3D11Texture3DKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
@@ -1056,7 +1086,7 @@ clgc__l_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromD3D11Texture3DKHR))))
         return clgc__s_clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromD3D11Texture3DKHR(context, flags, resource, subresource, errcode_ret);
@@ -1070,9 +1100,12 @@ clgc__l_clCreateFromD3D11Texture3DKHR(cl_context context, cl_mem_flags flags, ID
 static inline cl_mem
 clgc__c_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, cl_dx9_media_adapter_type_khr adapter_type, void *surface_info, cl_uint plane, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromDX9MediaSurfaceKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
@@ -1117,7 +1150,7 @@ clgc__l_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, c
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromDX9MediaSurfaceKHR))))
         return clgc__s_clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromDX9MediaSurfaceKHR(context, flags, adapter_type, surface_info, plane, errcode_ret);
@@ -1131,9 +1164,12 @@ clgc__l_clCreateFromDX9MediaSurfaceKHR(cl_context context, cl_mem_flags flags, c
 static inline cl_mem
 clgc__c_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, CLeglImageKHR eglimage, cl_mem_flags flags, const cl_egl_image_properties_khr *properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromEGLImageKHR,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
@@ -1178,7 +1214,7 @@ clgc__l_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, 
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromEGLImageKHR))))
         return clgc__s_clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromEGLImageKHR(context, egldisplay, eglimage, flags, properties, errcode_ret);
@@ -1192,9 +1228,12 @@ clgc__l_clCreateFromEGLImageKHR(cl_context context, CLeglDisplayKHR egldisplay, 
 static inline cl_mem
 clgc__c_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint bufobj, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromGLBuffer,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
@@ -1237,7 +1276,7 @@ clgc__l_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint b
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromGLBuffer))))
         return clgc__s_clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromGLBuffer(context, flags, bufobj, errcode_ret);
@@ -1249,9 +1288,12 @@ clgc__l_clCreateFromGLBuffer(cl_context context, cl_mem_flags flags, cl_GLuint b
 static inline cl_mem
 clgc__c_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromGLRenderbuffer,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
@@ -1294,7 +1336,7 @@ clgc__l_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GL
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromGLRenderbuffer))))
         return clgc__s_clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
@@ -1306,9 +1348,12 @@ clgc__l_clCreateFromGLRenderbuffer(cl_context context, cl_mem_flags flags, cl_GL
 static inline cl_mem
 clgc__c_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromGLTexture,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
@@ -1353,7 +1398,7 @@ clgc__l_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum 
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromGLTexture))))
         return clgc__s_clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
@@ -1365,9 +1410,12 @@ clgc__l_clCreateFromGLTexture(cl_context context, cl_mem_flags flags, cl_GLenum 
 static inline cl_mem
 clgc__c_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromGLTexture2D,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
@@ -1412,7 +1460,7 @@ clgc__l_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenu
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromGLTexture2D))))
         return clgc__s_clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
@@ -1424,9 +1472,12 @@ clgc__l_clCreateFromGLTexture2D(cl_context context, cl_mem_flags flags, cl_GLenu
 static inline cl_mem
 clgc__c_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenum target, cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateFromGLTexture3D,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
@@ -1471,7 +1522,7 @@ clgc__l_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenu
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateFromGLTexture3D))))
         return clgc__s_clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
@@ -1485,9 +1536,12 @@ clgc__l_clCreateFromGLTexture3D(cl_context context, cl_mem_flags flags, cl_GLenu
 static inline cl_mem
 clgc__c_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImage,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -1532,7 +1586,7 @@ clgc__l_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_for
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImage))))
         return clgc__s_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -1545,9 +1599,12 @@ clgc__l_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_for
 static inline cl_mem
 clgc__c_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImage2D,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
@@ -1594,7 +1651,7 @@ clgc__l_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_f
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImage2D))))
         return clgc__s_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
@@ -1606,9 +1663,12 @@ clgc__l_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_f
 static inline cl_mem
 clgc__c_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImage3D,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
@@ -1657,7 +1717,7 @@ clgc__l_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_f
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImage3D))))
         return clgc__s_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
@@ -1670,9 +1730,12 @@ clgc__l_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_f
 static inline cl_mem
 clgc__c_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImageWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -1718,13 +1781,7 @@ clgc__l_clCreateImageWithProperties(cl_context context, const cl_mem_properties 
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateImageWithProperties),
-                                       (clgc__any_fn)clCreateImageWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImageWithProperties))))
         return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -1737,9 +1794,12 @@ clgc__l_clCreateImageWithProperties(cl_context context, const cl_mem_properties 
 static inline cl_kernel
 clgc__c_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(program)) {
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clCreateKernel,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_PROGRAM;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateKernel(program, kernel_name, errcode_ret);
@@ -1778,7 +1838,7 @@ clgc__l_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errc
 {
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clCreateKernel))))
         return clgc__s_clCreateKernel(program, kernel_name, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateKernel(program, kernel_name, errcode_ret);
@@ -1790,8 +1850,11 @@ clgc__l_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errc
 static inline cl_int
 clgc__c_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clCreateKernelsInProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
 }
@@ -1830,7 +1893,7 @@ clgc__l_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_ker
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clCreateKernelsInProgram))))
         return clgc__s_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
@@ -1843,9 +1906,12 @@ clgc__l_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_ker
 static inline cl_mem
 clgc__c_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreatePipe,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
@@ -1890,13 +1956,7 @@ clgc__l_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreatePipe),
-                                       (clgc__any_fn)clCreatePipe))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreatePipe))))
         return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
@@ -1909,9 +1969,12 @@ clgc__l_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet
 static inline cl_program
 clgc__c_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithBinary,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
@@ -1954,7 +2017,7 @@ clgc__l_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithBinary))))
         return clgc__s_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
@@ -1967,9 +2030,12 @@ clgc__l_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const
 static inline cl_program
 clgc__c_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithBuiltInKernels,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
@@ -2010,7 +2076,7 @@ clgc__l_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_device
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithBuiltInKernels))))
         return clgc__s_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
@@ -2024,9 +2090,12 @@ clgc__l_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_device
 static inline cl_program
 clgc__c_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithIL,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateProgramWithIL(context, il, length, errcode_ret);
@@ -2066,13 +2135,7 @@ clgc__l_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateProgramWithIL),
-                                       (clgc__any_fn)clCreateProgramWithIL))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithIL))))
         return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateProgramWithIL(context, il, length, errcode_ret);
@@ -2085,9 +2148,12 @@ clgc__l_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
 static inline cl_program
 clgc__c_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithSource,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
@@ -2131,7 +2197,7 @@ clgc__l_clCreateProgramWithSource(cl_context context, cl_uint count, const char 
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithSource))))
         return clgc__s_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
@@ -2143,9 +2209,12 @@ clgc__l_clCreateProgramWithSource(cl_context context, cl_uint count, const char 
 static inline cl_sampler
 clgc__c_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateSampler,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
@@ -2189,7 +2258,7 @@ clgc__l_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addres
 {
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateSampler))))
         return clgc__s_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
@@ -2202,9 +2271,12 @@ clgc__l_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addres
 static inline cl_sampler
 clgc__c_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateSamplerWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
@@ -2246,13 +2318,7 @@ clgc__l_clCreateSamplerWithProperties(cl_context context, const cl_sampler_prope
 {
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateSamplerWithProperties),
-                                       (clgc__any_fn)clCreateSamplerWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateSamplerWithProperties))))
         return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
@@ -2266,9 +2332,12 @@ clgc__l_clCreateSamplerWithProperties(cl_context context, const cl_sampler_prope
 static inline cl_mem
 clgc__c_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(buffer)) {
+    cl_int invalid = clgc__entry_check(buffer, CLGC__ENTRY_clCreateSubBuffer,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_MEM_OBJECT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
@@ -2312,7 +2381,7 @@ clgc__l_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_ty
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(buffer))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(buffer, CLGC__ENTRY_clCreateSubBuffer))))
         return clgc__s_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
@@ -2326,8 +2395,11 @@ clgc__l_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_ty
 static inline cl_int
 clgc__c_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
-    if (!clgc__object_ok(in_device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(in_device, CLGC__ENTRY_clCreateSubDevices,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
 }
@@ -2370,7 +2442,7 @@ clgc__l_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_pro
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(in_device, CLGC__ENTRY_clCreateSubDevices))))
         return clgc__s_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
@@ -2384,8 +2456,11 @@ clgc__l_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_pro
 static inline cl_int
 clgc__c_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
-    if (!clgc__object_ok(in_device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(in_device, CLGC__ENTRY_clCreateSubDevicesEXT,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
 }
@@ -2428,7 +2503,7 @@ clgc__l_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(in_device, CLGC__ENTRY_clCreateSubDevicesEXT))))
         return clgc__s_clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
     clgc__fast_enter();
     ret = clgc__next.clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
@@ -2442,9 +2517,12 @@ clgc__l_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_
 static inline cl_event
 clgc__c_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateUserEvent,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clCreateUserEvent(context, errcode_ret);
@@ -2485,7 +2563,7 @@ clgc__l_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
     cl_event ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateUserEvent))))
         return clgc__s_clCreateUserEvent(context, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clCreateUserEvent(context, errcode_ret);
@@ -2499,8 +2577,11 @@ clgc__l_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 static inline cl_int
 clgc__c_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueAcquireD3D10ObjectsKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -2544,7 +2625,7 @@ clgc__l_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueAcquireD3D10ObjectsKHR))))
         return clgc__s_clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueAcquireD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -2558,8 +2639,11 @@ clgc__l_clEnqueueAcquireD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 static inline cl_int
 clgc__c_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueAcquireD3D11ObjectsKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -2603,7 +2687,7 @@ clgc__l_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueAcquireD3D11ObjectsKHR))))
         return clgc__s_clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueAcquireD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -2617,8 +2701,11 @@ clgc__l_clEnqueueAcquireD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 static inline cl_int
 clgc__c_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueAcquireDX9MediaSurfacesKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -2662,7 +2749,7 @@ clgc__l_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueAcquireDX9MediaSurfacesKHR))))
         return clgc__s_clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueAcquireDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -2675,8 +2762,11 @@ clgc__l_clEnqueueAcquireDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 static inline cl_int
 clgc__c_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueAcquireEGLObjectsKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -2720,7 +2810,7 @@ clgc__l_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueAcquireEGLObjectsKHR))))
         return clgc__s_clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueAcquireEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -2732,8 +2822,11 @@ clgc__l_clEnqueueAcquireEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 static inline cl_int
 clgc__c_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueAcquireGLObjects,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -2777,7 +2870,7 @@ clgc__l_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_ob
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueAcquireGLObjects))))
         return clgc__s_clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueAcquireGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -2789,8 +2882,11 @@ clgc__l_clEnqueueAcquireGLObjects(cl_command_queue command_queue, cl_uint num_ob
 static inline cl_int
 clgc__c_clEnqueueBarrier(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueBarrier,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueBarrier(command_queue);
 }
@@ -2829,7 +2925,7 @@ clgc__l_clEnqueueBarrier(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueBarrier))))
         return clgc__s_clEnqueueBarrier(command_queue);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueBarrier(command_queue);
@@ -2842,8 +2938,11 @@ clgc__l_clEnqueueBarrier(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueBarrierWithWaitList,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 }
@@ -2885,7 +2984,7 @@ clgc__l_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueBarrierWithWaitList))))
         return clgc__s_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
@@ -2898,8 +2997,11 @@ clgc__l_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num
 static inline cl_int
 clgc__c_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -2946,7 +3048,7 @@ clgc__l_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, c
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyBuffer))))
         return clgc__s_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
@@ -2959,8 +3061,11 @@ clgc__l_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, c
 static inline cl_int
 clgc__c_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyBufferRect,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3011,7 +3116,7 @@ clgc__l_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffe
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyBufferRect))))
         return clgc__s_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
@@ -3024,8 +3129,11 @@ clgc__l_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffe
 static inline cl_int
 clgc__c_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyBufferToImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3072,7 +3180,7 @@ clgc__l_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_bu
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyBufferToImage))))
         return clgc__s_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
@@ -3084,8 +3192,11 @@ clgc__l_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_bu
 static inline cl_int
 clgc__c_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3132,7 +3243,7 @@ clgc__l_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyImage))))
         return clgc__s_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
@@ -3144,8 +3255,11 @@ clgc__l_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_
 static inline cl_int
 clgc__c_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyImageToBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3192,7 +3306,7 @@ clgc__l_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_im
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyImageToBuffer))))
         return clgc__s_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
@@ -3205,8 +3319,11 @@ clgc__l_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_im
 static inline cl_int
 clgc__c_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueFillBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3253,7 +3370,7 @@ clgc__l_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueFillBuffer))))
         return clgc__s_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
@@ -3265,8 +3382,11 @@ clgc__l_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const
 static inline cl_int
 clgc__c_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueFillImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3312,7 +3432,7 @@ clgc__l_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const v
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueFillImage))))
         return clgc__s_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
@@ -3325,9 +3445,12 @@ clgc__l_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const v
 static inline void *
 clgc__c_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(command_queue)) {
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMapBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_COMMAND_QUEUE;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -3373,7 +3496,7 @@ clgc__l_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_boo
 {
     void *ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMapBuffer))))
         return clgc__s_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -3385,9 +3508,12 @@ clgc__l_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_boo
 static inline void *
 clgc__c_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(command_queue)) {
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMapImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_COMMAND_QUEUE;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clgc__next.clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -3435,7 +3561,7 @@ clgc__l_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool 
 {
     void *ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMapImage))))
         return clgc__s_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -3447,8 +3573,11 @@ clgc__l_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool 
 static inline cl_int
 clgc__c_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMarker,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueMarker(command_queue, event);
 }
@@ -3488,7 +3617,7 @@ clgc__l_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMarker))))
         return clgc__s_clEnqueueMarker(command_queue, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueMarker(command_queue, event);
@@ -3501,8 +3630,11 @@ clgc__l_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 static inline cl_int
 clgc__c_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMarkerWithWaitList,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3544,7 +3676,7 @@ clgc__l_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMarkerWithWaitList))))
         return clgc__s_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
@@ -3556,8 +3688,11 @@ clgc__l_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_
 static inline cl_int
 clgc__c_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMigrateMemObjects,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3602,7 +3737,7 @@ clgc__l_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_m
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMigrateMemObjects))))
         return clgc__s_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
@@ -3615,8 +3750,11 @@ clgc__l_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_m
 static inline cl_int
 clgc__c_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueNDRangeKernel,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3663,7 +3801,7 @@ clgc__l_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueNDRangeKernel))))
         return clgc__s_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
@@ -3678,8 +3816,11 @@ clgc__c_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK 
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueNativeKernel,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (user_func != NULL) {
         clgc_function_t code;
@@ -3751,8 +3892,11 @@ clgc__l_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK 
 static inline cl_int
 clgc__c_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReadBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3796,7 +3940,7 @@ clgc__l_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bo
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReadBuffer))))
         return clgc__s_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -3809,8 +3953,11 @@ clgc__l_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bo
 static inline cl_int
 clgc__c_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReadBufferRect,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3859,7 +4006,7 @@ clgc__l_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, c
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReadBufferRect))))
         return clgc__s_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -3872,8 +4019,11 @@ clgc__l_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, c
 static inline cl_int
 clgc__c_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReadImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3919,7 +4069,7 @@ clgc__l_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReadImage))))
         return clgc__s_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -3932,8 +4082,11 @@ clgc__l_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool
 static inline cl_int
 clgc__c_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReleaseD3D10ObjectsKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -3977,7 +4130,7 @@ clgc__l_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReleaseD3D10ObjectsKHR))))
         return clgc__s_clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReleaseD3D10ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -3991,8 +4144,11 @@ clgc__l_clEnqueueReleaseD3D10ObjectsKHR(cl_command_queue command_queue, cl_uint 
 static inline cl_int
 clgc__c_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReleaseD3D11ObjectsKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4036,7 +4192,7 @@ clgc__l_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReleaseD3D11ObjectsKHR))))
         return clgc__s_clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReleaseD3D11ObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -4050,8 +4206,11 @@ clgc__l_clEnqueueReleaseD3D11ObjectsKHR(cl_command_queue command_queue, cl_uint 
 static inline cl_int
 clgc__c_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReleaseDX9MediaSurfacesKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4095,7 +4254,7 @@ clgc__l_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReleaseDX9MediaSurfacesKHR))))
         return clgc__s_clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReleaseDX9MediaSurfacesKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -4108,8 +4267,11 @@ clgc__l_clEnqueueReleaseDX9MediaSurfacesKHR(cl_command_queue command_queue, cl_u
 static inline cl_int
 clgc__c_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReleaseEGLObjectsKHR,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4153,7 +4315,7 @@ clgc__l_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReleaseEGLObjectsKHR))))
         return clgc__s_clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReleaseEGLObjectsKHR(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -4165,8 +4327,11 @@ clgc__l_clEnqueueReleaseEGLObjectsKHR(cl_command_queue command_queue, cl_uint nu
 static inline cl_int
 clgc__c_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_objects, const cl_mem *mem_objects, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReleaseGLObjects,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4210,7 +4375,7 @@ clgc__l_clEnqueueReleaseGLObjects(cl_command_queue command_queue, cl_uint num_ob
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReleaseGLObjects))))
         return clgc__s_clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueReleaseGLObjects(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event);
@@ -4226,8 +4391,11 @@ clgc__c_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMFree,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_free_func != NULL) {
         cb = clgc__callback_new("clEnqueueSVMFree", CLGC__ONCE_NOW, clgc__r_clEnqueueSVMFree,
@@ -4282,10 +4450,6 @@ clgc__l_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMFree),
-                                       (clgc__any_fn)clEnqueueSVMFree))) {
-        return CL_INVALID_OPERATION;
-    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -4298,8 +4462,11 @@ clgc__l_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
 static inline cl_int
 clgc__c_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMap,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4342,11 +4509,7 @@ clgc__l_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMap),
-                                       (clgc__any_fn)clEnqueueSVMMap))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMap))))
         return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
@@ -4358,8 +4521,11 @@ clgc__l_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl
 static inline cl_int
 clgc__c_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMemFill,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4405,11 +4571,7 @@ clgc__l_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemFill),
-                                       (clgc__any_fn)clEnqueueSVMMemFill))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMemFill))))
         return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
@@ -4421,8 +4583,11 @@ clgc__l_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const
 static inline cl_int
 clgc__c_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMemcpy,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4465,11 +4630,7 @@ clgc__l_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemcpy),
-                                       (clgc__any_fn)clEnqueueSVMMemcpy))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMemcpy))))
         return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
@@ -4483,8 +4644,11 @@ clgc__l_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy
 static inline cl_int
 clgc__c_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMigrateMem,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4530,11 +4694,7 @@ clgc__l_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_p
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMigrateMem),
-                                       (clgc__any_fn)clEnqueueSVMMigrateMem))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMigrateMem))))
         return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
@@ -4548,8 +4708,11 @@ clgc__l_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_p
 static inline cl_int
 clgc__c_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMUnmap,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4592,11 +4755,7 @@ clgc__l_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMUnmap),
-                                       (clgc__any_fn)clEnqueueSVMUnmap))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMUnmap))))
         return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
@@ -4609,8 +4768,11 @@ clgc__l_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint
 static inline cl_int
 clgc__c_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueTask,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4653,7 +4815,7 @@ clgc__l_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueTask))))
         return clgc__s_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
@@ -4665,8 +4827,11 @@ clgc__l_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint 
 static inline cl_int
 clgc__c_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueUnmapMemObject,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4710,7 +4875,7 @@ clgc__l_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, v
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueUnmapMemObject))))
         return clgc__s_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
@@ -4722,8 +4887,11 @@ clgc__l_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, v
 static inline cl_int
 clgc__c_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWaitForEvents,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueWaitForEvents(command_queue, num_events, event_list);
 }
@@ -4764,7 +4932,7 @@ clgc__l_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_event
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWaitForEvents))))
         return clgc__s_clEnqueueWaitForEvents(command_queue, num_events, event_list);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueWaitForEvents(command_queue, num_events, event_list);
@@ -4776,8 +4944,11 @@ clgc__l_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_event
 static inline cl_int
 clgc__c_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWriteBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4821,7 +4992,7 @@ clgc__l_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_b
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWriteBuffer))))
         return clgc__s_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -4834,8 +5005,11 @@ clgc__l_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_b
 static inline cl_int
 clgc__c_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWriteBufferRect,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4884,7 +5058,7 @@ clgc__l_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWriteBufferRect))))
         return clgc__s_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -4897,8 +5071,11 @@ clgc__l_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, 
 static inline cl_int
 clgc__c_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWriteImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4944,7 +5121,7 @@ clgc__l_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_boo
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWriteImage))))
         return clgc__s_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clgc__next.clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -4956,8 +5133,11 @@ clgc__l_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_boo
 static inline cl_int
 clgc__c_clFinish(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clFinish,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clFinish(command_queue);
 }
@@ -4993,7 +5173,7 @@ clgc__l_clFinish(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clFinish))))
         return clgc__s_clFinish(command_queue);
     clgc__fast_enter();
     ret = clgc__next.clFinish(command_queue);
@@ -5005,8 +5185,11 @@ clgc__l_clFinish(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clFlush(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clFlush,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clFlush(command_queue);
 }
@@ -5042,7 +5225,7 @@ clgc__l_clFlush(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clFlush))))
         return clgc__s_clFlush(command_queue);
     clgc__fast_enter();
     ret = clgc__next.clFlush(command_queue);
@@ -5054,8 +5237,11 @@ clgc__l_clFlush(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clGetCommandQueueInfo,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5098,7 +5284,7 @@ clgc__l_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_i
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clGetCommandQueueInfo))))
         return clgc__s_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5110,8 +5296,11 @@ clgc__l_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_i
 static inline cl_int
 clgc__c_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clGetContextInfo,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5154,7 +5343,7 @@ clgc__l_clGetContextInfo(cl_context context, cl_context_info param_name, size_t 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clGetContextInfo))))
         return clgc__s_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5167,8 +5356,11 @@ clgc__l_clGetContextInfo(cl_context context, cl_context_info param_name, size_t 
 static inline cl_int
 clgc__c_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clGetDeviceAndHostTimer,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
 }
@@ -5209,11 +5401,7 @@ clgc__l_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetDeviceAndHostTimer),
-                                       (clgc__any_fn)clGetDeviceAndHostTimer))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clGetDeviceAndHostTimer))))
         return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
     clgc__fast_enter();
     ret = clgc__next.clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
@@ -5226,8 +5414,11 @@ clgc__l_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
 static inline cl_int
 clgc__c_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clGetDeviceIDs,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
 }
@@ -5267,7 +5458,7 @@ clgc__l_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_u
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clGetDeviceIDs))))
         return clgc__s_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
     clgc__fast_enter();
     ret = clgc__next.clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
@@ -5280,8 +5471,11 @@ clgc__l_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_u
 static inline cl_int
 clgc__c_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_source_khr d3d_device_source, void *d3d_object, cl_d3d10_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clGetDeviceIDsFromD3D10KHR,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
 }
@@ -5326,7 +5520,7 @@ clgc__l_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_sour
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clGetDeviceIDsFromD3D10KHR))))
         return clgc__s_clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
     clgc__fast_enter();
     ret = clgc__next.clGetDeviceIDsFromD3D10KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
@@ -5340,8 +5534,11 @@ clgc__l_clGetDeviceIDsFromD3D10KHR(cl_platform_id platform, cl_d3d10_device_sour
 static inline cl_int
 clgc__c_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_source_khr d3d_device_source, void *d3d_object, cl_d3d11_device_set_khr d3d_device_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clGetDeviceIDsFromD3D11KHR,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
 }
@@ -5386,7 +5583,7 @@ clgc__l_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_sour
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clGetDeviceIDsFromD3D11KHR))))
         return clgc__s_clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
     clgc__fast_enter();
     ret = clgc__next.clGetDeviceIDsFromD3D11KHR(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices);
@@ -5400,8 +5597,11 @@ clgc__l_clGetDeviceIDsFromD3D11KHR(cl_platform_id platform, cl_d3d11_device_sour
 static inline cl_int
 clgc__c_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint num_media_adapters, cl_dx9_media_adapter_type_khr *media_adapter_type, void *media_adapters, cl_dx9_media_adapter_set_khr media_adapter_set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clGetDeviceIDsFromDX9MediaAdapterKHR,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
 }
@@ -5447,7 +5647,7 @@ clgc__l_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint nu
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clGetDeviceIDsFromDX9MediaAdapterKHR))))
         return clgc__s_clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
     clgc__fast_enter();
     ret = clgc__next.clGetDeviceIDsFromDX9MediaAdapterKHR(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices);
@@ -5460,8 +5660,11 @@ clgc__l_clGetDeviceIDsFromDX9MediaAdapterKHR(cl_platform_id platform, cl_uint nu
 static inline cl_int
 clgc__c_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clGetDeviceInfo,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5504,7 +5707,7 @@ clgc__l_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t p
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clGetDeviceInfo))))
         return clgc__s_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5516,8 +5719,11 @@ clgc__l_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t p
 static inline cl_int
 clgc__c_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clGetEventInfo,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5560,7 +5766,7 @@ clgc__l_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_va
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clGetEventInfo))))
         return clgc__s_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5572,8 +5778,11 @@ clgc__l_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_va
 static inline cl_int
 clgc__c_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clGetEventProfilingInfo,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5616,7 +5825,7 @@ clgc__l_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, si
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clGetEventProfilingInfo))))
         return clgc__s_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5685,8 +5894,11 @@ clgc__l_clGetGLContextInfoKHR(const cl_context_properties *properties, cl_gl_con
 static inline cl_int
 clgc__c_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_GLuint *gl_object_name)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clGetGLObjectInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
 }
@@ -5727,7 +5939,7 @@ clgc__l_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_G
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clGetGLObjectInfo))))
         return clgc__s_clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
     clgc__fast_enter();
     ret = clgc__next.clGetGLObjectInfo(memobj, gl_object_type, gl_object_name);
@@ -5739,8 +5951,11 @@ clgc__l_clGetGLObjectInfo(cl_mem memobj, cl_gl_object_type *gl_object_type, cl_G
 static inline cl_int
 clgc__c_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clGetGLTextureInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5783,7 +5998,7 @@ clgc__l_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clGetGLTextureInfo))))
         return clgc__s_clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetGLTextureInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5797,8 +6012,11 @@ clgc__l_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t 
 static inline cl_int
 clgc__c_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clGetHostTimer,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetHostTimer(device, host_timestamp);
 }
@@ -5838,11 +6056,7 @@ clgc__l_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetHostTimer),
-                                       (clgc__any_fn)clGetHostTimer))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clGetHostTimer))))
         return clgc__s_clGetHostTimer(device, host_timestamp);
     clgc__fast_enter();
     ret = clgc__next.clGetHostTimer(device, host_timestamp);
@@ -5855,8 +6069,11 @@ clgc__l_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 static inline cl_int
 clgc__c_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(image)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(image, CLGC__ENTRY_clGetImageInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5899,7 +6116,7 @@ clgc__l_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_valu
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(image))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(image, CLGC__ENTRY_clGetImageInfo))))
         return clgc__s_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5912,8 +6129,11 @@ clgc__l_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_valu
 static inline cl_int
 clgc__c_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelArgInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -5957,7 +6177,7 @@ clgc__l_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_in
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelArgInfo))))
         return clgc__s_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
@@ -5970,8 +6190,11 @@ clgc__l_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_in
 static inline cl_int
 clgc__c_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6014,7 +6237,7 @@ clgc__l_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t para
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelInfo))))
         return clgc__s_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6027,8 +6250,11 @@ clgc__l_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t para
 static inline cl_int
 clgc__c_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelSubGroupInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
 }
@@ -6074,11 +6300,7 @@ clgc__l_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clGetKernelSubGroupInfo),
-                                       (clgc__any_fn)clGetKernelSubGroupInfo))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelSubGroupInfo))))
         return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
@@ -6090,8 +6312,11 @@ clgc__l_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel
 static inline cl_int
 clgc__c_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(in_kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(in_kernel, CLGC__ENTRY_clGetKernelSubGroupInfoKHR,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
 }
@@ -6137,7 +6362,7 @@ clgc__l_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(in_kernel, CLGC__ENTRY_clGetKernelSubGroupInfoKHR))))
         return clgc__s_clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetKernelSubGroupInfoKHR(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
@@ -6150,8 +6375,11 @@ clgc__l_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device, 
 static inline cl_int
 clgc__c_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelWorkGroupInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6195,7 +6423,7 @@ clgc__l_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kerne
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelWorkGroupInfo))))
         return clgc__s_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6207,8 +6435,11 @@ clgc__l_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kerne
 static inline cl_int
 clgc__c_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clGetMemObjectInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6251,7 +6482,7 @@ clgc__l_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_v
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clGetMemObjectInfo))))
         return clgc__s_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6264,8 +6495,11 @@ clgc__l_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_v
 static inline cl_int
 clgc__c_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(pipe)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(pipe, CLGC__ENTRY_clGetPipeInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6308,11 +6542,7 @@ clgc__l_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_s
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(pipe, CLGC__SLOT(clGetPipeInfo),
-                                       (clgc__any_fn)clGetPipeInfo))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(pipe))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(pipe, CLGC__ENTRY_clGetPipeInfo))))
         return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6325,8 +6555,11 @@ clgc__l_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_s
 static inline cl_int
 clgc__c_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clGetPlatformInfo,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6369,7 +6602,7 @@ clgc__l_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clGetPlatformInfo))))
         return clgc__s_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6381,8 +6614,11 @@ clgc__l_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, 
 static inline cl_int
 clgc__c_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clGetProgramBuildInfo,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6426,7 +6662,7 @@ clgc__l_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_progra
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clGetProgramBuildInfo))))
         return clgc__s_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6438,8 +6674,11 @@ clgc__l_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_progra
 static inline cl_int
 clgc__c_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clGetProgramInfo,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6479,7 +6718,7 @@ clgc__l_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clGetProgramInfo))))
         return clgc__s_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6491,8 +6730,11 @@ clgc__l_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t 
 static inline cl_int
 clgc__c_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(sampler)) {
-        return CL_INVALID_SAMPLER;
+    cl_int invalid = clgc__entry_check(sampler, CLGC__ENTRY_clGetSamplerInfo,
+                                       CL_INVALID_SAMPLER);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -6535,7 +6777,7 @@ clgc__l_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(sampler, CLGC__ENTRY_clGetSamplerInfo))))
         return clgc__s_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clgc__next.clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
@@ -6547,8 +6789,11 @@ clgc__l_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t 
 static inline cl_int
 clgc__c_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clGetSupportedImageFormats,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
 }
@@ -6592,7 +6837,7 @@ clgc__l_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_me
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clGetSupportedImageFormats))))
         return clgc__s_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
     clgc__fast_enter();
     ret = clgc__next.clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
@@ -6608,9 +6853,12 @@ clgc__c_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_i
     struct clgc__callback *cb = NULL;
     cl_program ret;
 
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clLinkProgram,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     if (pfn_notify != NULL) {
@@ -6682,8 +6930,11 @@ clgc__l_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_i
 static inline cl_int
 clgc__c_clReleaseCommandQueue(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clReleaseCommandQueue,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseCommandQueue(command_queue);
 }
@@ -6719,7 +6970,7 @@ clgc__l_clReleaseCommandQueue(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clReleaseCommandQueue))))
         return clgc__s_clReleaseCommandQueue(command_queue);
     clgc__fast_enter();
     ret = clgc__next.clReleaseCommandQueue(command_queue);
@@ -6731,8 +6982,11 @@ clgc__l_clReleaseCommandQueue(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clReleaseContext(cl_context context)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clReleaseContext,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseContext(context);
 }
@@ -6768,7 +7022,7 @@ clgc__l_clReleaseContext(cl_context context)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clReleaseContext))))
         return clgc__s_clReleaseContext(context);
     clgc__fast_enter();
     ret = clgc__next.clReleaseContext(context);
@@ -6781,8 +7035,11 @@ clgc__l_clReleaseContext(cl_context context)
 static inline cl_int
 clgc__c_clReleaseDevice(cl_device_id device)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clReleaseDevice,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseDevice(device);
 }
@@ -6821,7 +7078,7 @@ clgc__l_clReleaseDevice(cl_device_id device)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clReleaseDevice))))
         return clgc__s_clReleaseDevice(device);
     clgc__fast_enter();
     ret = clgc__next.clReleaseDevice(device);
@@ -6834,8 +7091,11 @@ clgc__l_clReleaseDevice(cl_device_id device)
 static inline cl_int
 clgc__c_clReleaseDeviceEXT(cl_device_id device)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clReleaseDeviceEXT,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseDeviceEXT(device);
 }
@@ -6874,7 +7134,7 @@ clgc__l_clReleaseDeviceEXT(cl_device_id device)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clReleaseDeviceEXT))))
         return clgc__s_clReleaseDeviceEXT(device);
     clgc__fast_enter();
     ret = clgc__next.clReleaseDeviceEXT(device);
@@ -6886,8 +7146,11 @@ clgc__l_clReleaseDeviceEXT(cl_device_id device)
 static inline cl_int
 clgc__c_clReleaseEvent(cl_event event)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clReleaseEvent,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseEvent(event);
 }
@@ -6923,7 +7186,7 @@ clgc__l_clReleaseEvent(cl_event event)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clReleaseEvent))))
         return clgc__s_clReleaseEvent(event);
     clgc__fast_enter();
     ret = clgc__next.clReleaseEvent(event);
@@ -6935,8 +7198,11 @@ clgc__l_clReleaseEvent(cl_event event)
 static inline cl_int
 clgc__c_clReleaseKernel(cl_kernel kernel)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clReleaseKernel,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseKernel(kernel);
 }
@@ -6972,7 +7238,7 @@ clgc__l_clReleaseKernel(cl_kernel kernel)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clReleaseKernel))))
         return clgc__s_clReleaseKernel(kernel);
     clgc__fast_enter();
     ret = clgc__next.clReleaseKernel(kernel);
@@ -6984,8 +7250,11 @@ clgc__l_clReleaseKernel(cl_kernel kernel)
 static inline cl_int
 clgc__c_clReleaseMemObject(cl_mem memobj)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clReleaseMemObject,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseMemObject(memobj);
 }
@@ -7021,7 +7290,7 @@ clgc__l_clReleaseMemObject(cl_mem memobj)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clReleaseMemObject))))
         return clgc__s_clReleaseMemObject(memobj);
     clgc__fast_enter();
     ret = clgc__next.clReleaseMemObject(memobj);
@@ -7033,8 +7302,11 @@ clgc__l_clReleaseMemObject(cl_mem memobj)
 static inline cl_int
 clgc__c_clReleaseProgram(cl_program program)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clReleaseProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseProgram(program);
 }
@@ -7070,7 +7342,7 @@ clgc__l_clReleaseProgram(cl_program program)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clReleaseProgram))))
         return clgc__s_clReleaseProgram(program);
     clgc__fast_enter();
     ret = clgc__next.clReleaseProgram(program);
@@ -7082,8 +7354,11 @@ clgc__l_clReleaseProgram(cl_program program)
 static inline cl_int
 clgc__c_clReleaseSampler(cl_sampler sampler)
 {
-    if (!clgc__object_ok(sampler)) {
-        return CL_INVALID_SAMPLER;
+    cl_int invalid = clgc__entry_check(sampler, CLGC__ENTRY_clReleaseSampler,
+                                       CL_INVALID_SAMPLER);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clReleaseSampler(sampler);
 }
@@ -7122,7 +7397,7 @@ clgc__l_clReleaseSampler(cl_sampler sampler)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(sampler, CLGC__ENTRY_clReleaseSampler))))
         return clgc__s_clReleaseSampler(sampler);
     clgc__fast_enter();
     ret = clgc__next.clReleaseSampler(sampler);
@@ -7134,8 +7409,11 @@ clgc__l_clReleaseSampler(cl_sampler sampler)
 static inline cl_int
 clgc__c_clRetainCommandQueue(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clRetainCommandQueue,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainCommandQueue(command_queue);
 }
@@ -7174,7 +7452,7 @@ clgc__l_clRetainCommandQueue(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clRetainCommandQueue))))
         return clgc__s_clRetainCommandQueue(command_queue);
     clgc__fast_enter();
     ret = clgc__next.clRetainCommandQueue(command_queue);
@@ -7186,8 +7464,11 @@ clgc__l_clRetainCommandQueue(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clRetainContext(cl_context context)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clRetainContext,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainContext(context);
 }
@@ -7226,7 +7507,7 @@ clgc__l_clRetainContext(cl_context context)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clRetainContext))))
         return clgc__s_clRetainContext(context);
     clgc__fast_enter();
     ret = clgc__next.clRetainContext(context);
@@ -7239,8 +7520,11 @@ clgc__l_clRetainContext(cl_context context)
 static inline cl_int
 clgc__c_clRetainDevice(cl_device_id device)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clRetainDevice,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainDevice(device);
 }
@@ -7279,7 +7563,7 @@ clgc__l_clRetainDevice(cl_device_id device)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clRetainDevice))))
         return clgc__s_clRetainDevice(device);
     clgc__fast_enter();
     ret = clgc__next.clRetainDevice(device);
@@ -7292,8 +7576,11 @@ clgc__l_clRetainDevice(cl_device_id device)
 static inline cl_int
 clgc__c_clRetainDeviceEXT(cl_device_id device)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clRetainDeviceEXT,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainDeviceEXT(device);
 }
@@ -7332,7 +7619,7 @@ clgc__l_clRetainDeviceEXT(cl_device_id device)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clRetainDeviceEXT))))
         return clgc__s_clRetainDeviceEXT(device);
     clgc__fast_enter();
     ret = clgc__next.clRetainDeviceEXT(device);
@@ -7344,8 +7631,11 @@ clgc__l_clRetainDeviceEXT(cl_device_id device)
 static inline cl_int
 clgc__c_clRetainEvent(cl_event event)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clRetainEvent,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainEvent(event);
 }
@@ -7384,7 +7674,7 @@ clgc__l_clRetainEvent(cl_event event)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clRetainEvent))))
         return clgc__s_clRetainEvent(event);
     clgc__fast_enter();
     ret = clgc__next.clRetainEvent(event);
@@ -7396,8 +7686,11 @@ clgc__l_clRetainEvent(cl_event event)
 static inline cl_int
 clgc__c_clRetainKernel(cl_kernel kernel)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clRetainKernel,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainKernel(kernel);
 }
@@ -7436,7 +7729,7 @@ clgc__l_clRetainKernel(cl_kernel kernel)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clRetainKernel))))
         return clgc__s_clRetainKernel(kernel);
     clgc__fast_enter();
     ret = clgc__next.clRetainKernel(kernel);
@@ -7448,8 +7741,11 @@ clgc__l_clRetainKernel(cl_kernel kernel)
 static inline cl_int
 clgc__c_clRetainMemObject(cl_mem memobj)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clRetainMemObject,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainMemObject(memobj);
 }
@@ -7488,7 +7784,7 @@ clgc__l_clRetainMemObject(cl_mem memobj)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clRetainMemObject))))
         return clgc__s_clRetainMemObject(memobj);
     clgc__fast_enter();
     ret = clgc__next.clRetainMemObject(memobj);
@@ -7500,8 +7796,11 @@ clgc__l_clRetainMemObject(cl_mem memobj)
 static inline cl_int
 clgc__c_clRetainProgram(cl_program program)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clRetainProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainProgram(program);
 }
@@ -7540,7 +7839,7 @@ clgc__l_clRetainProgram(cl_program program)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clRetainProgram))))
         return clgc__s_clRetainProgram(program);
     clgc__fast_enter();
     ret = clgc__next.clRetainProgram(program);
@@ -7552,8 +7851,11 @@ clgc__l_clRetainProgram(cl_program program)
 static inline cl_int
 clgc__c_clRetainSampler(cl_sampler sampler)
 {
-    if (!clgc__object_ok(sampler)) {
-        return CL_INVALID_SAMPLER;
+    cl_int invalid = clgc__entry_check(sampler, CLGC__ENTRY_clRetainSampler,
+                                       CL_INVALID_SAMPLER);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clRetainSampler(sampler);
 }
@@ -7592,7 +7894,7 @@ clgc__l_clRetainSampler(cl_sampler sampler)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(sampler, CLGC__ENTRY_clRetainSampler))))
         return clgc__s_clRetainSampler(sampler);
     clgc__fast_enter();
     ret = clgc__next.clRetainSampler(sampler);
@@ -7605,7 +7907,10 @@ clgc__l_clRetainSampler(cl_sampler sampler)
 static inline void *
 clgc__c_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSVMAlloc,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         return NULL;
     }
     return clgc__next.clSVMAlloc(context, flags, size, alignment);
@@ -7648,11 +7953,7 @@ clgc__l_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_u
 {
     void *ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMAlloc),
-                                       (clgc__any_fn)clSVMAlloc))) {
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clSVMAlloc))))
         return clgc__s_clSVMAlloc(context, flags, size, alignment);
     clgc__fast_enter();
     ret = clgc__next.clSVMAlloc(context, flags, size, alignment);
@@ -7664,7 +7965,10 @@ clgc__l_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_u
 static inline void
 clgc__c_clSVMFree(cl_context context, void *svm_pointer)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSVMFree,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         return;
     }
     clgc__next.clSVMFree(context, svm_pointer);
@@ -7704,11 +8008,7 @@ clgc__s_clSVMFree(cl_context context, void *svm_pointer)
 static void CL_API_CALL
 clgc__l_clSVMFree(cl_context context, void *svm_pointer)
 {
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMFree),
-                                       (clgc__any_fn)clSVMFree))) {
-        return;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context)))) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clSVMFree)))) {
         clgc__s_clSVMFree(context, svm_pointer);
         return;
     }
@@ -7722,8 +8022,11 @@ clgc__l_clSVMFree(cl_context context, void *svm_pointer)
 static inline cl_int
 clgc__c_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clSetCommandQueueProperty,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
 }
@@ -7765,7 +8068,7 @@ clgc__l_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_que
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clSetCommandQueueProperty))))
         return clgc__s_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
     clgc__fast_enter();
     ret = clgc__next.clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
@@ -7781,8 +8084,11 @@ clgc__c_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSetContextDestructorCallback,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clSetContextDestructorCallback", CLGC__ONCE, clgc__r_clSetContextDestructorCallback,
@@ -7835,10 +8141,6 @@ clgc__l_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetContextDestructorCallback),
-                                       (clgc__any_fn)clSetContextDestructorCallback))) {
-        return CL_INVALID_OPERATION;
-    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
     clgc__fast_enter();
@@ -7853,8 +8155,11 @@ clgc__l_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
 static inline cl_int
 clgc__c_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSetDefaultDeviceCommandQueue,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clSetDefaultDeviceCommandQueue(context, device, command_queue);
 }
@@ -7895,11 +8200,7 @@ clgc__l_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetDefaultDeviceCommandQueue),
-                                       (clgc__any_fn)clSetDefaultDeviceCommandQueue))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clSetDefaultDeviceCommandQueue))))
         return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
     clgc__fast_enter();
     ret = clgc__next.clSetDefaultDeviceCommandQueue(context, device, command_queue);
@@ -7924,8 +8225,11 @@ clgc__l_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, vo
 static inline cl_int
 clgc__c_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clSetKernelArg,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 }
@@ -7967,7 +8271,7 @@ clgc__l_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, con
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clSetKernelArg))))
         return clgc__s_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     clgc__fast_enter();
     ret = clgc__next.clSetKernelArg(kernel, arg_index, arg_size, arg_value);
@@ -7980,8 +8284,11 @@ clgc__l_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, con
 static inline cl_int
 clgc__c_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clSetKernelArgSVMPointer,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
 }
@@ -8022,11 +8329,7 @@ clgc__l_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelArgSVMPointer),
-                                       (clgc__any_fn)clSetKernelArgSVMPointer))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clSetKernelArgSVMPointer))))
         return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
     clgc__fast_enter();
     ret = clgc__next.clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
@@ -8038,8 +8341,11 @@ clgc__l_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void
 static inline cl_int
 clgc__c_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clSetKernelExecInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
 }
@@ -8081,11 +8387,7 @@ clgc__l_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, si
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelExecInfo),
-                                       (clgc__any_fn)clSetKernelExecInfo))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clSetKernelExecInfo))))
         return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
     clgc__fast_enter();
     ret = clgc__next.clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
@@ -8102,8 +8404,11 @@ clgc__c_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_n
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clSetMemObjectDestructorCallback,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clSetMemObjectDestructorCallback", CLGC__ONCE, clgc__r_clSetMemObjectDestructorCallback,
@@ -8173,8 +8478,11 @@ clgc__c_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clSetProgramReleaseCallback,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clSetProgramReleaseCallback", CLGC__ONCE, clgc__r_clSetProgramReleaseCallback,
@@ -8227,10 +8535,6 @@ clgc__l_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramReleaseCallback),
-                                       (clgc__any_fn)clSetProgramReleaseCallback))) {
-        return CL_INVALID_OPERATION;
-    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
     clgc__fast_enter();
@@ -8243,8 +8547,11 @@ clgc__l_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
 static inline cl_int
 clgc__c_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clSetProgramSpecializationConstant,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
 }
@@ -8286,11 +8593,7 @@ clgc__l_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramSpecializationConstant),
-                                       (clgc__any_fn)clSetProgramSpecializationConstant))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clSetProgramSpecializationConstant))))
         return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
     clgc__fast_enter();
     ret = clgc__next.clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
@@ -8364,8 +8667,11 @@ clgc__l_clUnloadCompiler(void)
 static inline cl_int
 clgc__c_clUnloadPlatformCompiler(cl_platform_id platform)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clUnloadPlatformCompiler,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clUnloadPlatformCompiler(platform);
 }
@@ -8404,7 +8710,7 @@ clgc__l_clUnloadPlatformCompiler(cl_platform_id platform)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clUnloadPlatformCompiler))))
         return clgc__s_clUnloadPlatformCompiler(platform);
     clgc__fast_enter();
     ret = clgc__next.clUnloadPlatformCompiler(platform);
@@ -8417,8 +8723,11 @@ clgc__l_clUnloadPlatformCompiler(cl_platform_id platform)
 static inline cl_int
 clgc__c_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
-    if (!clgc__object_ok(clgc__first_object(num_events, (const void *const *)event_list))) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(clgc__first_object(num_events, (const void *const *)event_list), CLGC__ENTRY_clWaitForEvents,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clgc__next.clWaitForEvents(num_events, event_list);
 }
@@ -8455,7 +8764,7 @@ clgc__l_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(clgc__first_object(num_events, (const void *const *)event_list)))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(clgc__first_object(num_events, (const void *const *)event_list), CLGC__ENTRY_clWaitForEvents))))
         return clgc__s_clWaitForEvents(num_events, event_list);
     clgc__fast_enter();
     ret = clgc__next.clWaitForEvents(num_events, event_list);

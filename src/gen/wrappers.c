@@ -170,8 +170,11 @@ clgc__c_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clBuildProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clBuildProgram", CLGC__ONCE, clgc__r_clBuildProgram,
@@ -287,9 +290,12 @@ clgc_clCancelCommandsIMG(const cl_event *event_list, size_t num_events_in_list)
 static inline cl_kernel
 clgc__c_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(source_kernel)) {
+    cl_int invalid = clgc__entry_check(source_kernel, CLGC__ENTRY_clCloneKernel,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_KERNEL;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCloneKernel(source_kernel, errcode_ret);
@@ -327,13 +333,7 @@ clgc_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(source_kernel, CLGC__SLOT(clCloneKernel),
-                                       (clgc__any_fn)clCloneKernel))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(source_kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(source_kernel, CLGC__ENTRY_clCloneKernel))))
         return clgc__s_clCloneKernel(source_kernel, errcode_ret);
     clgc__fast_enter();
     ret = clCloneKernel(source_kernel, errcode_ret);
@@ -1064,8 +1064,11 @@ clgc__c_clCompileProgram(cl_program program, cl_uint num_devices, const cl_devic
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clCompileProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clCompileProgram", CLGC__ONCE, clgc__r_clCompileProgram,
@@ -1189,9 +1192,12 @@ clgc_clCreateAcceleratorINTEL(cl_context context, cl_accelerator_type_intel acce
 static inline cl_mem
 clgc__c_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateBuffer,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
@@ -1232,7 +1238,7 @@ clgc_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *h
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateBuffer))))
         return clgc__s_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
@@ -1244,9 +1250,12 @@ clgc_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *h
 static inline cl_mem
 clgc__c_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateBufferWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
@@ -1288,13 +1297,7 @@ clgc_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *p
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateBufferWithProperties),
-                                       (clgc__any_fn)clCreateBufferWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateBufferWithProperties))))
         return clgc__s_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
@@ -1424,9 +1427,12 @@ clgc_clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *queues
 static inline cl_command_queue
 clgc__c_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateCommandQueue,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateCommandQueue(context, device, properties, errcode_ret);
@@ -1466,7 +1472,7 @@ clgc_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_qu
 {
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateCommandQueue))))
         return clgc__s_clCreateCommandQueue(context, device, properties, errcode_ret);
     clgc__fast_enter();
     ret = clCreateCommandQueue(context, device, properties, errcode_ret);
@@ -1478,9 +1484,12 @@ clgc_clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_qu
 static inline cl_command_queue
 clgc__c_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateCommandQueueWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
@@ -1520,13 +1529,7 @@ clgc_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
 {
     cl_command_queue ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateCommandQueueWithProperties),
-                                       (clgc__any_fn)clCreateCommandQueueWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateCommandQueueWithProperties))))
         return clgc__s_clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
     clgc__fast_enter();
     ret = clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
@@ -1616,9 +1619,12 @@ clgc__c_clCreateContext(const cl_context_properties *properties, cl_uint num_dev
     struct clgc__callback *cb = NULL;
     cl_context ret;
 
-    if (!clgc__object_ok(clgc__first_object(num_devices, (const void *const *)devices))) {
+    cl_int invalid = clgc__entry_check(clgc__first_object(num_devices, (const void *const *)devices), CLGC__ENTRY_clCreateContext,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_DEVICE;
+            *errcode_ret = invalid;
         return NULL;
     }
     if (pfn_notify != NULL) {
@@ -2766,9 +2772,12 @@ clgc_clCreateFromVA_APIMediaSurfaceINTEL(cl_context context, cl_mem_flags flags,
 static inline cl_mem
 clgc__c_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImage,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -2810,7 +2819,7 @@ clgc_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImage))))
         return clgc__s_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -2822,9 +2831,12 @@ clgc_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format
 static inline cl_mem
 clgc__c_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImage2D,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
@@ -2868,7 +2880,7 @@ clgc_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_form
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImage2D))))
         return clgc__s_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
@@ -2880,9 +2892,12 @@ clgc_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_form
 static inline cl_mem
 clgc__c_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImage3D,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
@@ -2928,7 +2943,7 @@ clgc_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_form
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImage3D))))
         return clgc__s_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
@@ -2940,9 +2955,12 @@ clgc_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_form
 static inline cl_mem
 clgc__c_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateImageWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -2985,13 +3003,7 @@ clgc_clCreateImageWithProperties(cl_context context, const cl_mem_properties *pr
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateImageWithProperties),
-                                       (clgc__any_fn)clCreateImageWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateImageWithProperties))))
         return clgc__s_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
     clgc__fast_enter();
     ret = clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
@@ -3003,9 +3015,12 @@ clgc_clCreateImageWithProperties(cl_context context, const cl_mem_properties *pr
 static inline cl_kernel
 clgc__c_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(program)) {
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clCreateKernel,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_PROGRAM;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateKernel(program, kernel_name, errcode_ret);
@@ -3041,7 +3056,7 @@ clgc_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode
 {
     cl_kernel ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clCreateKernel))))
         return clgc__s_clCreateKernel(program, kernel_name, errcode_ret);
     clgc__fast_enter();
     ret = clCreateKernel(program, kernel_name, errcode_ret);
@@ -3053,8 +3068,11 @@ clgc_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode
 static inline cl_int
 clgc__c_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clCreateKernelsInProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
 }
@@ -3090,7 +3108,7 @@ clgc_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clCreateKernelsInProgram))))
         return clgc__s_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
     clgc__fast_enter();
     ret = clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
@@ -3102,9 +3120,12 @@ clgc_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel
 static inline cl_mem
 clgc__c_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size, cl_uint pipe_max_packets, const cl_pipe_properties *properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreatePipe,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
@@ -3146,13 +3167,7 @@ clgc_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_si
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreatePipe),
-                                       (clgc__any_fn)clCreatePipe))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreatePipe))))
         return clgc__s_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
     clgc__fast_enter();
     ret = clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
@@ -3164,9 +3179,12 @@ clgc_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_si
 static inline cl_program
 clgc__c_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithBinary,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
@@ -3206,7 +3224,7 @@ clgc_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithBinary))))
         return clgc__s_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
     clgc__fast_enter();
     ret = clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
@@ -3218,9 +3236,12 @@ clgc_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl
 static inline cl_program
 clgc__c_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithBuiltInKernels,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
@@ -3258,7 +3279,7 @@ clgc_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, 
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithBuiltInKernels))))
         return clgc__s_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
     clgc__fast_enter();
     ret = clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
@@ -3270,9 +3291,12 @@ clgc_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices, 
 static inline cl_program
 clgc__c_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithIL,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateProgramWithIL(context, il, length, errcode_ret);
@@ -3309,13 +3333,7 @@ clgc_clCreateProgramWithIL(cl_context context, const void *il, size_t length, cl
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateProgramWithIL),
-                                       (clgc__any_fn)clCreateProgramWithIL))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithIL))))
         return clgc__s_clCreateProgramWithIL(context, il, length, errcode_ret);
     clgc__fast_enter();
     ret = clCreateProgramWithIL(context, il, length, errcode_ret);
@@ -3382,9 +3400,12 @@ clgc_clCreateProgramWithILKHR(cl_context context, const void *il, size_t length,
 static inline cl_program
 clgc__c_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateProgramWithSource,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
@@ -3425,7 +3446,7 @@ clgc_clCreateProgramWithSource(cl_context context, cl_uint count, const char **s
 {
     cl_program ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateProgramWithSource))))
         return clgc__s_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
     clgc__fast_enter();
     ret = clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
@@ -3437,9 +3458,12 @@ clgc_clCreateProgramWithSource(cl_context context, cl_uint count, const char **s
 static inline cl_sampler
 clgc__c_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode, cl_filter_mode filter_mode, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateSampler,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
@@ -3480,7 +3504,7 @@ clgc_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressin
 {
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateSampler))))
         return clgc__s_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
     clgc__fast_enter();
     ret = clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
@@ -3492,9 +3516,12 @@ clgc_clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressin
 static inline cl_sampler
 clgc__c_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *sampler_properties, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateSamplerWithProperties,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
@@ -3533,13 +3560,7 @@ clgc_clCreateSamplerWithProperties(cl_context context, const cl_sampler_properti
 {
     cl_sampler ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clCreateSamplerWithProperties),
-                                       (clgc__any_fn)clCreateSamplerWithProperties))) {
-        if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateSamplerWithProperties))))
         return clgc__s_clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
     clgc__fast_enter();
     ret = clCreateSamplerWithProperties(context, sampler_properties, errcode_ret);
@@ -3608,9 +3629,12 @@ clgc_clCreateSemaphoreWithPropertiesKHR(cl_context context, const cl_semaphore_p
 static inline cl_mem
 clgc__c_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(buffer)) {
+    cl_int invalid = clgc__entry_check(buffer, CLGC__ENTRY_clCreateSubBuffer,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_MEM_OBJECT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
@@ -3651,7 +3675,7 @@ clgc_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type 
 {
     cl_mem ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(buffer))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(buffer, CLGC__ENTRY_clCreateSubBuffer))))
         return clgc__s_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
     clgc__fast_enter();
     ret = clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
@@ -3663,8 +3687,11 @@ clgc_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type 
 static inline cl_int
 clgc__c_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
-    if (!clgc__object_ok(in_device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(in_device, CLGC__ENTRY_clCreateSubDevices,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
 }
@@ -3704,7 +3731,7 @@ clgc_clCreateSubDevices(cl_device_id in_device, const cl_device_partition_proper
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(in_device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(in_device, CLGC__ENTRY_clCreateSubDevices))))
         return clgc__s_clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
     clgc__fast_enter();
     ret = clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
@@ -3773,9 +3800,12 @@ clgc_clCreateSubDevicesEXT(cl_device_id in_device, const cl_device_partition_pro
 static inline cl_event
 clgc__c_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clCreateUserEvent,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clCreateUserEvent(context, errcode_ret);
@@ -3813,7 +3843,7 @@ clgc_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
     cl_event ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clCreateUserEvent))))
         return clgc__s_clCreateUserEvent(context, errcode_ret);
     clgc__fast_enter();
     ret = clCreateUserEvent(context, errcode_ret);
@@ -4459,8 +4489,11 @@ clgc_clEnqueueAcquireVA_APIMediaSurfacesINTEL(cl_command_queue command_queue, cl
 static inline cl_int
 clgc__c_clEnqueueBarrier(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueBarrier,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueBarrier(command_queue);
 }
@@ -4496,7 +4529,7 @@ clgc_clEnqueueBarrier(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueBarrier))))
         return clgc__s_clEnqueueBarrier(command_queue);
     clgc__fast_enter();
     ret = clEnqueueBarrier(command_queue);
@@ -4508,8 +4541,11 @@ clgc_clEnqueueBarrier(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueBarrierWithWaitList,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4548,7 +4584,7 @@ clgc_clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_ev
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueBarrierWithWaitList))))
         return clgc__s_clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
@@ -4618,8 +4654,11 @@ clgc_clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, cl_
 static inline cl_int
 clgc__c_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4663,7 +4702,7 @@ clgc_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_m
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyBuffer))))
         return clgc__s_clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
@@ -4675,8 +4714,11 @@ clgc_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_m
 static inline cl_int
 clgc__c_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyBufferRect,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4724,7 +4766,7 @@ clgc_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyBufferRect))))
         return clgc__s_clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
@@ -4736,8 +4778,11 @@ clgc_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, 
 static inline cl_int
 clgc__c_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyBufferToImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4781,7 +4826,7 @@ clgc_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffe
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyBufferToImage))))
         return clgc__s_clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
@@ -4793,8 +4838,11 @@ clgc_clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffe
 static inline cl_int
 clgc__c_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4838,7 +4886,7 @@ clgc_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyImage))))
         return clgc__s_clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
@@ -4850,8 +4898,11 @@ clgc_clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem
 static inline cl_int
 clgc__c_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueCopyImageToBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4895,7 +4946,7 @@ clgc_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueCopyImageToBuffer))))
         return clgc__s_clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
@@ -4907,8 +4958,11 @@ clgc_clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image
 static inline cl_int
 clgc__c_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueFillBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -4952,7 +5006,7 @@ clgc_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const vo
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueFillBuffer))))
         return clgc__s_clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
@@ -4964,8 +5018,11 @@ clgc_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const vo
 static inline cl_int
 clgc__c_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueFillImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
 }
@@ -5008,7 +5065,7 @@ clgc_clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueFillImage))))
         return clgc__s_clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
@@ -5081,9 +5138,12 @@ clgc_clEnqueueGenerateMipmapIMG(cl_command_queue command_queue, cl_mem src_image
 static inline void *
 clgc__c_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(command_queue)) {
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMapBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_COMMAND_QUEUE;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -5126,7 +5186,7 @@ clgc_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool b
 {
     void *ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMapBuffer))))
         return clgc__s_clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
     clgc__fast_enter();
     ret = clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -5138,9 +5198,12 @@ clgc_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool b
 static inline void *
 clgc__c_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
 {
-    if (!clgc__object_ok(command_queue)) {
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMapImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_COMMAND_QUEUE;
+            *errcode_ret = invalid;
         return NULL;
     }
     return clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -5185,7 +5248,7 @@ clgc_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blo
 {
     void *ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMapImage))))
         return clgc__s_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
     clgc__fast_enter();
     ret = clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
@@ -5197,8 +5260,11 @@ clgc_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blo
 static inline cl_int
 clgc__c_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMarker,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueMarker(command_queue, event);
 }
@@ -5235,7 +5301,7 @@ clgc_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMarker))))
         return clgc__s_clEnqueueMarker(command_queue, event);
     clgc__fast_enter();
     ret = clEnqueueMarker(command_queue, event);
@@ -5247,8 +5313,11 @@ clgc_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 static inline cl_int
 clgc__c_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMarkerWithWaitList,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
 }
@@ -5287,7 +5356,7 @@ clgc_clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_eve
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMarkerWithWaitList))))
         return clgc__s_clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
@@ -5652,8 +5721,11 @@ clgc_clEnqueueMigrateMemObjectEXT(cl_command_queue command_queue, cl_uint num_me
 static inline cl_int
 clgc__c_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueMigrateMemObjects,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
 }
@@ -5695,7 +5767,7 @@ clgc_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueMigrateMemObjects))))
         return clgc__s_clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
@@ -5707,8 +5779,11 @@ clgc_clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_
 static inline cl_int
 clgc__c_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueNDRangeKernel,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -5752,7 +5827,7 @@ clgc_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueNDRangeKernel))))
         return clgc__s_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
@@ -5767,8 +5842,11 @@ clgc__c_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK 
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueNativeKernel,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (user_func != NULL) {
         clgc_function_t code;
@@ -5837,8 +5915,11 @@ clgc_clEnqueueNativeKernel(cl_command_queue command_queue, void (CL_CALLBACK *us
 static inline cl_int
 clgc__c_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReadBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -5879,7 +5960,7 @@ clgc_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReadBuffer))))
         return clgc__s_clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -5891,8 +5972,11 @@ clgc_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool 
 static inline cl_int
 clgc__c_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReadBufferRect,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -5938,7 +6022,7 @@ clgc_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_b
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReadBufferRect))))
         return clgc__s_clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -6008,8 +6092,11 @@ clgc_clEnqueueReadHostPipeINTEL(cl_command_queue command_queue, cl_program progr
 static inline cl_int
 clgc__c_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueReadImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -6052,7 +6139,7 @@ clgc_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool bl
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueReadImage))))
         return clgc__s_clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueReadImage(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -6606,8 +6693,11 @@ clgc__c_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointer
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMFree,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_free_func != NULL) {
         cb = clgc__callback_new("clEnqueueSVMFree", CLGC__ONCE_NOW, clgc__r_clEnqueueSVMFree,
@@ -6659,10 +6749,6 @@ clgc_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMFree),
-                                       (clgc__any_fn)clEnqueueSVMFree))) {
-        return CL_INVALID_OPERATION;
-    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
@@ -6766,8 +6852,11 @@ clgc_clEnqueueSVMFreeARM(cl_command_queue command_queue, cl_uint num_svm_pointer
 static inline cl_int
 clgc__c_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMap,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -6807,11 +6896,7 @@ clgc_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_ma
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMap),
-                                       (clgc__any_fn)clEnqueueSVMMap))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMap))))
         return clgc__s_clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event);
@@ -6880,8 +6965,11 @@ clgc_clEnqueueSVMMapARM(cl_command_queue command_queue, cl_bool blocking_map, cl
 static inline cl_int
 clgc__c_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMemFill,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -6924,11 +7012,7 @@ clgc_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const vo
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemFill),
-                                       (clgc__any_fn)clEnqueueSVMMemFill))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMemFill))))
         return clgc__s_clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
@@ -7000,8 +7084,11 @@ clgc_clEnqueueSVMMemFillARM(cl_command_queue command_queue, void *svm_ptr, const
 static inline cl_int
 clgc__c_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMemcpy,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7041,11 +7128,7 @@ clgc_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, v
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMemcpy),
-                                       (clgc__any_fn)clEnqueueSVMMemcpy))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMemcpy))))
         return clgc__s_clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
@@ -7114,8 +7197,11 @@ clgc_clEnqueueSVMMemcpyARM(cl_command_queue command_queue, cl_bool blocking_copy
 static inline cl_int
 clgc__c_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMMigrateMem,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7158,11 +7244,7 @@ clgc_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_poin
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMMigrateMem),
-                                       (clgc__any_fn)clEnqueueSVMMigrateMem))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMMigrateMem))))
         return clgc__s_clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
@@ -7174,8 +7256,11 @@ clgc_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_poin
 static inline cl_int
 clgc__c_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueSVMUnmap,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7215,11 +7300,7 @@ clgc_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint nu
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(command_queue, CLGC__SLOT(clEnqueueSVMUnmap),
-                                       (clgc__any_fn)clEnqueueSVMUnmap))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueSVMUnmap))))
         return clgc__s_clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueSVMUnmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
@@ -7347,8 +7428,11 @@ clgc_clEnqueueSignalSemaphoresKHR(cl_command_queue command_queue, cl_uint num_se
 static inline cl_int
 clgc__c_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueTask,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7388,7 +7472,7 @@ clgc_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueTask))))
         return clgc__s_clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
@@ -7400,8 +7484,11 @@ clgc_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num
 static inline cl_int
 clgc__c_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueUnmapMemObject,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7442,7 +7529,7 @@ clgc_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueUnmapMemObject))))
         return clgc__s_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
@@ -7454,8 +7541,11 @@ clgc_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void
 static inline cl_int
 clgc__c_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWaitForEvents,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueWaitForEvents(command_queue, num_events, event_list);
 }
@@ -7493,7 +7583,7 @@ clgc_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWaitForEvents))))
         return clgc__s_clEnqueueWaitForEvents(command_queue, num_events, event_list);
     clgc__fast_enter();
     ret = clEnqueueWaitForEvents(command_queue, num_events, event_list);
@@ -7561,8 +7651,11 @@ clgc_clEnqueueWaitSemaphoresKHR(cl_command_queue command_queue, cl_uint num_sema
 static inline cl_int
 clgc__c_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWriteBuffer,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7603,7 +7696,7 @@ clgc_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWriteBuffer))))
         return clgc__s_clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -7615,8 +7708,11 @@ clgc_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool
 static inline cl_int
 clgc__c_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWriteBufferRect,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7662,7 +7758,7 @@ clgc_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWriteBufferRect))))
         return clgc__s_clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -7732,8 +7828,11 @@ clgc_clEnqueueWriteHostPipeINTEL(cl_command_queue command_queue, cl_program prog
 static inline cl_int
 clgc__c_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clEnqueueWriteImage,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
 }
@@ -7776,7 +7875,7 @@ clgc_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool b
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clEnqueueWriteImage))))
         return clgc__s_clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     clgc__fast_enter();
     ret = clEnqueueWriteImage(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
@@ -7838,8 +7937,11 @@ clgc_clFinalizeCommandBufferKHR(cl_command_buffer_khr command_buffer)
 static inline cl_int
 clgc__c_clFinish(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clFinish,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clFinish(command_queue);
 }
@@ -7872,7 +7974,7 @@ clgc_clFinish(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clFinish))))
         return clgc__s_clFinish(command_queue);
     clgc__fast_enter();
     ret = clFinish(command_queue);
@@ -7884,8 +7986,11 @@ clgc_clFinish(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clFlush(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clFlush,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clFlush(command_queue);
 }
@@ -7918,7 +8023,7 @@ clgc_clFlush(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clFlush))))
         return clgc__s_clFlush(command_queue);
     clgc__fast_enter();
     ret = clFlush(command_queue);
@@ -8044,8 +8149,11 @@ clgc_clGetCommandBufferInfoKHR(cl_command_buffer_khr command_buffer, cl_command_
 static inline cl_int
 clgc__c_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clGetCommandQueueInfo,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -8085,7 +8193,7 @@ clgc_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clGetCommandQueueInfo))))
         return clgc__s_clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
@@ -8097,8 +8205,11 @@ clgc_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info
 static inline cl_int
 clgc__c_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clGetContextInfo,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -8138,7 +8249,7 @@ clgc_clGetContextInfo(cl_context context, cl_context_info param_name, size_t par
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clGetContextInfo))))
         return clgc__s_clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
@@ -8150,8 +8261,11 @@ clgc_clGetContextInfo(cl_context context, cl_context_info param_name, size_t par
 static inline cl_int
 clgc__c_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clGetDeviceAndHostTimer,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
 }
@@ -8189,11 +8303,7 @@ clgc_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetDeviceAndHostTimer),
-                                       (clgc__any_fn)clGetDeviceAndHostTimer))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clGetDeviceAndHostTimer))))
         return clgc__s_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
     clgc__fast_enter();
     ret = clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
@@ -8205,8 +8315,11 @@ clgc_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl
 static inline cl_int
 clgc__c_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clGetDeviceIDs,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
 }
@@ -8243,7 +8356,7 @@ clgc_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clGetDeviceIDs))))
         return clgc__s_clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
     clgc__fast_enter();
     ret = clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices);
@@ -8611,8 +8724,11 @@ clgc_clGetDeviceImageInfoQCOM(cl_device_id device, size_t image_width, size_t im
 static inline cl_int
 clgc__c_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clGetDeviceInfo,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -8652,7 +8768,7 @@ clgc_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t para
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clGetDeviceInfo))))
         return clgc__s_clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetDeviceInfo(device, param_name, param_value_size, param_value, param_value_size_ret);
@@ -8664,8 +8780,11 @@ clgc_clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t para
 static inline cl_int
 clgc__c_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clGetEventInfo,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -8705,7 +8824,7 @@ clgc_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clGetEventInfo))))
         return clgc__s_clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
@@ -8717,8 +8836,11 @@ clgc_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value
 static inline cl_int
 clgc__c_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clGetEventProfilingInfo,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -8758,7 +8880,7 @@ clgc_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clGetEventProfilingInfo))))
         return clgc__s_clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
@@ -8939,8 +9061,11 @@ clgc_clGetGLTextureInfo(cl_mem memobj, cl_gl_texture_info param_name, size_t par
 static inline cl_int
 clgc__c_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clGetHostTimer,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetHostTimer(device, host_timestamp);
 }
@@ -8977,11 +9102,7 @@ clgc_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(device, CLGC__SLOT(clGetHostTimer),
-                                       (clgc__any_fn)clGetHostTimer))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clGetHostTimer))))
         return clgc__s_clGetHostTimer(device, host_timestamp);
     clgc__fast_enter();
     ret = clGetHostTimer(device, host_timestamp);
@@ -9049,8 +9170,11 @@ clgc_clGetICDLoaderInfoOCLICD(cl_icdl_info param_name, size_t param_value_size, 
 static inline cl_int
 clgc__c_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(image)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(image, CLGC__ENTRY_clGetImageInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9090,7 +9214,7 @@ clgc_clGetImageInfo(cl_mem image, cl_image_info param_name, size_t param_value_s
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(image))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(image, CLGC__ENTRY_clGetImageInfo))))
         return clgc__s_clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetImageInfo(image, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9163,8 +9287,11 @@ clgc_clGetImageRequirementsInfoEXT(cl_context context, const cl_mem_properties *
 static inline cl_int
 clgc__c_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelArgInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9205,7 +9332,7 @@ clgc_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelArgInfo))))
         return clgc__s_clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9217,8 +9344,11 @@ clgc_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index, cl_kernel_arg_info 
 static inline cl_int
 clgc__c_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9258,7 +9388,7 @@ clgc_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_v
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelInfo))))
         return clgc__s_clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9270,8 +9400,11 @@ clgc_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_v
 static inline cl_int
 clgc__c_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelSubGroupInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
 }
@@ -9314,11 +9447,7 @@ clgc_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_su
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clGetKernelSubGroupInfo),
-                                       (clgc__any_fn)clGetKernelSubGroupInfo))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelSubGroupInfo))))
         return clgc__s_clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetKernelSubGroupInfo(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
@@ -9506,8 +9635,11 @@ clgc_clGetKernelSuggestedLocalWorkSizeKHR(cl_command_queue command_queue, cl_ker
 static inline cl_int
 clgc__c_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clGetKernelWorkGroupInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9548,7 +9680,7 @@ clgc_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_w
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clGetKernelWorkGroupInfo))))
         return clgc__s_clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9674,8 +9806,11 @@ clgc_clGetMemAllocInfoINTEL(cl_context context, const void *ptr, cl_mem_info_int
 static inline cl_int
 clgc__c_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clGetMemObjectInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9715,7 +9850,7 @@ clgc_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_valu
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clGetMemObjectInfo))))
         return clgc__s_clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetMemObjectInfo(memobj, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9784,8 +9919,11 @@ clgc_clGetMutableCommandInfoKHR(cl_mutable_command_khr command, cl_mutable_comma
 static inline cl_int
 clgc__c_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(pipe)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(pipe, CLGC__ENTRY_clGetPipeInfo,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9825,11 +9963,7 @@ clgc_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t param_value_size
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(pipe, CLGC__SLOT(clGetPipeInfo),
-                                       (clgc__any_fn)clGetPipeInfo))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(pipe))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(pipe, CLGC__ENTRY_clGetPipeInfo))))
         return clgc__s_clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetPipeInfo(pipe, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9886,8 +10020,11 @@ clgc_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *n
 static inline cl_int
 clgc__c_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clGetPlatformInfo,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9927,7 +10064,7 @@ clgc_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, siz
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clGetPlatformInfo))))
         return clgc__s_clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetPlatformInfo(platform, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9939,8 +10076,11 @@ clgc_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, siz
 static inline cl_int
 clgc__c_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clGetProgramBuildInfo,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -9981,7 +10121,7 @@ clgc_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_b
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clGetProgramBuildInfo))))
         return clgc__s_clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
@@ -9993,8 +10133,11 @@ clgc_clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_b
 static inline cl_int
 clgc__c_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clGetProgramInfo,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -10031,7 +10174,7 @@ clgc_clGetProgramInfo(cl_program program, cl_program_info param_name, size_t par
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clGetProgramInfo))))
         return clgc__s_clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
@@ -10160,8 +10303,11 @@ clgc_clGetSVMSuggestedTypeIndexKHR(cl_context context, cl_svm_capabilities_khr r
 static inline cl_int
 clgc__c_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-    if (!clgc__object_ok(sampler)) {
-        return CL_INVALID_SAMPLER;
+    cl_int invalid = clgc__entry_check(sampler, CLGC__ENTRY_clGetSamplerInfo,
+                                       CL_INVALID_SAMPLER);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
 }
@@ -10201,7 +10347,7 @@ clgc_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name, size_t par
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(sampler, CLGC__ENTRY_clGetSamplerInfo))))
         return clgc__s_clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
     clgc__fast_enter();
     ret = clGetSamplerInfo(sampler, param_name, param_value_size, param_value, param_value_size_ret);
@@ -10562,8 +10708,11 @@ clgc_clGetSupportedGLTextureFormatsINTEL(cl_context context, cl_mem_flags flags,
 static inline cl_int
 clgc__c_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type image_type, cl_uint num_entries, cl_image_format *image_formats, cl_uint *num_image_formats)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clGetSupportedImageFormats,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
 }
@@ -10604,7 +10753,7 @@ clgc_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_o
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clGetSupportedImageFormats))))
         return clgc__s_clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
     clgc__fast_enter();
     ret = clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats);
@@ -11087,9 +11236,12 @@ clgc__c_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_i
     struct clgc__callback *cb = NULL;
     cl_program ret;
 
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clLinkProgram,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         if (errcode_ret != NULL)
-            *errcode_ret = CL_INVALID_CONTEXT;
+            *errcode_ret = invalid;
         return NULL;
     }
     if (pfn_notify != NULL) {
@@ -11594,8 +11746,11 @@ clgc_clReleaseCommandBufferKHR(cl_command_buffer_khr command_buffer)
 static inline cl_int
 clgc__c_clReleaseCommandQueue(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clReleaseCommandQueue,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseCommandQueue(command_queue);
 }
@@ -11628,7 +11783,7 @@ clgc_clReleaseCommandQueue(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clReleaseCommandQueue))))
         return clgc__s_clReleaseCommandQueue(command_queue);
     clgc__fast_enter();
     ret = clReleaseCommandQueue(command_queue);
@@ -11640,8 +11795,11 @@ clgc_clReleaseCommandQueue(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clReleaseContext(cl_context context)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clReleaseContext,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseContext(context);
 }
@@ -11674,7 +11832,7 @@ clgc_clReleaseContext(cl_context context)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clReleaseContext))))
         return clgc__s_clReleaseContext(context);
     clgc__fast_enter();
     ret = clReleaseContext(context);
@@ -11686,8 +11844,11 @@ clgc_clReleaseContext(cl_context context)
 static inline cl_int
 clgc__c_clReleaseDevice(cl_device_id device)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clReleaseDevice,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseDevice(device);
 }
@@ -11723,7 +11884,7 @@ clgc_clReleaseDevice(cl_device_id device)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clReleaseDevice))))
         return clgc__s_clReleaseDevice(device);
     clgc__fast_enter();
     ret = clReleaseDevice(device);
@@ -11788,8 +11949,11 @@ clgc_clReleaseDeviceEXT(cl_device_id device)
 static inline cl_int
 clgc__c_clReleaseEvent(cl_event event)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clReleaseEvent,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseEvent(event);
 }
@@ -11822,7 +11986,7 @@ clgc_clReleaseEvent(cl_event event)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clReleaseEvent))))
         return clgc__s_clReleaseEvent(event);
     clgc__fast_enter();
     ret = clReleaseEvent(event);
@@ -11834,8 +11998,11 @@ clgc_clReleaseEvent(cl_event event)
 static inline cl_int
 clgc__c_clReleaseKernel(cl_kernel kernel)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clReleaseKernel,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseKernel(kernel);
 }
@@ -11868,7 +12035,7 @@ clgc_clReleaseKernel(cl_kernel kernel)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clReleaseKernel))))
         return clgc__s_clReleaseKernel(kernel);
     clgc__fast_enter();
     ret = clReleaseKernel(kernel);
@@ -11880,8 +12047,11 @@ clgc_clReleaseKernel(cl_kernel kernel)
 static inline cl_int
 clgc__c_clReleaseMemObject(cl_mem memobj)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clReleaseMemObject,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseMemObject(memobj);
 }
@@ -11914,7 +12084,7 @@ clgc_clReleaseMemObject(cl_mem memobj)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clReleaseMemObject))))
         return clgc__s_clReleaseMemObject(memobj);
     clgc__fast_enter();
     ret = clReleaseMemObject(memobj);
@@ -11926,8 +12096,11 @@ clgc_clReleaseMemObject(cl_mem memobj)
 static inline cl_int
 clgc__c_clReleaseProgram(cl_program program)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clReleaseProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseProgram(program);
 }
@@ -11960,7 +12133,7 @@ clgc_clReleaseProgram(cl_program program)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clReleaseProgram))))
         return clgc__s_clReleaseProgram(program);
     clgc__fast_enter();
     ret = clReleaseProgram(program);
@@ -11972,8 +12145,11 @@ clgc_clReleaseProgram(cl_program program)
 static inline cl_int
 clgc__c_clReleaseSampler(cl_sampler sampler)
 {
-    if (!clgc__object_ok(sampler)) {
-        return CL_INVALID_SAMPLER;
+    cl_int invalid = clgc__entry_check(sampler, CLGC__ENTRY_clReleaseSampler,
+                                       CL_INVALID_SAMPLER);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clReleaseSampler(sampler);
 }
@@ -12009,7 +12185,7 @@ clgc_clReleaseSampler(cl_sampler sampler)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(sampler, CLGC__ENTRY_clReleaseSampler))))
         return clgc__s_clReleaseSampler(sampler);
     clgc__fast_enter();
     ret = clReleaseSampler(sampler);
@@ -12242,8 +12418,11 @@ clgc_clRetainCommandBufferKHR(cl_command_buffer_khr command_buffer)
 static inline cl_int
 clgc__c_clRetainCommandQueue(cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clRetainCommandQueue,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainCommandQueue(command_queue);
 }
@@ -12279,7 +12458,7 @@ clgc_clRetainCommandQueue(cl_command_queue command_queue)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clRetainCommandQueue))))
         return clgc__s_clRetainCommandQueue(command_queue);
     clgc__fast_enter();
     ret = clRetainCommandQueue(command_queue);
@@ -12291,8 +12470,11 @@ clgc_clRetainCommandQueue(cl_command_queue command_queue)
 static inline cl_int
 clgc__c_clRetainContext(cl_context context)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clRetainContext,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainContext(context);
 }
@@ -12328,7 +12510,7 @@ clgc_clRetainContext(cl_context context)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clRetainContext))))
         return clgc__s_clRetainContext(context);
     clgc__fast_enter();
     ret = clRetainContext(context);
@@ -12340,8 +12522,11 @@ clgc_clRetainContext(cl_context context)
 static inline cl_int
 clgc__c_clRetainDevice(cl_device_id device)
 {
-    if (!clgc__object_ok(device)) {
-        return CL_INVALID_DEVICE;
+    cl_int invalid = clgc__entry_check(device, CLGC__ENTRY_clRetainDevice,
+                                       CL_INVALID_DEVICE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainDevice(device);
 }
@@ -12377,7 +12562,7 @@ clgc_clRetainDevice(cl_device_id device)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(device))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(device, CLGC__ENTRY_clRetainDevice))))
         return clgc__s_clRetainDevice(device);
     clgc__fast_enter();
     ret = clRetainDevice(device);
@@ -12442,8 +12627,11 @@ clgc_clRetainDeviceEXT(cl_device_id device)
 static inline cl_int
 clgc__c_clRetainEvent(cl_event event)
 {
-    if (!clgc__object_ok(event)) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(event, CLGC__ENTRY_clRetainEvent,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainEvent(event);
 }
@@ -12479,7 +12667,7 @@ clgc_clRetainEvent(cl_event event)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(event))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(event, CLGC__ENTRY_clRetainEvent))))
         return clgc__s_clRetainEvent(event);
     clgc__fast_enter();
     ret = clRetainEvent(event);
@@ -12491,8 +12679,11 @@ clgc_clRetainEvent(cl_event event)
 static inline cl_int
 clgc__c_clRetainKernel(cl_kernel kernel)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clRetainKernel,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainKernel(kernel);
 }
@@ -12528,7 +12719,7 @@ clgc_clRetainKernel(cl_kernel kernel)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clRetainKernel))))
         return clgc__s_clRetainKernel(kernel);
     clgc__fast_enter();
     ret = clRetainKernel(kernel);
@@ -12540,8 +12731,11 @@ clgc_clRetainKernel(cl_kernel kernel)
 static inline cl_int
 clgc__c_clRetainMemObject(cl_mem memobj)
 {
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clRetainMemObject,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainMemObject(memobj);
 }
@@ -12577,7 +12771,7 @@ clgc_clRetainMemObject(cl_mem memobj)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(memobj))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(memobj, CLGC__ENTRY_clRetainMemObject))))
         return clgc__s_clRetainMemObject(memobj);
     clgc__fast_enter();
     ret = clRetainMemObject(memobj);
@@ -12589,8 +12783,11 @@ clgc_clRetainMemObject(cl_mem memobj)
 static inline cl_int
 clgc__c_clRetainProgram(cl_program program)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clRetainProgram,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainProgram(program);
 }
@@ -12626,7 +12823,7 @@ clgc_clRetainProgram(cl_program program)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clRetainProgram))))
         return clgc__s_clRetainProgram(program);
     clgc__fast_enter();
     ret = clRetainProgram(program);
@@ -12638,8 +12835,11 @@ clgc_clRetainProgram(cl_program program)
 static inline cl_int
 clgc__c_clRetainSampler(cl_sampler sampler)
 {
-    if (!clgc__object_ok(sampler)) {
-        return CL_INVALID_SAMPLER;
+    cl_int invalid = clgc__entry_check(sampler, CLGC__ENTRY_clRetainSampler,
+                                       CL_INVALID_SAMPLER);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clRetainSampler(sampler);
 }
@@ -12675,7 +12875,7 @@ clgc_clRetainSampler(cl_sampler sampler)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(sampler))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(sampler, CLGC__ENTRY_clRetainSampler))))
         return clgc__s_clRetainSampler(sampler);
     clgc__fast_enter();
     ret = clRetainSampler(sampler);
@@ -12740,7 +12940,10 @@ clgc_clRetainSemaphoreKHR(cl_semaphore_khr sema_object)
 static inline void *
 clgc__c_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSVMAlloc,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         return NULL;
     }
     return clSVMAlloc(context, flags, size, alignment);
@@ -12780,11 +12983,7 @@ clgc_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint
 {
     void *ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMAlloc),
-                                       (clgc__any_fn)clSVMAlloc))) {
-        return NULL;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clSVMAlloc))))
         return clgc__s_clSVMAlloc(context, flags, size, alignment);
     clgc__fast_enter();
     ret = clSVMAlloc(context, flags, size, alignment);
@@ -12911,7 +13110,10 @@ clgc_clSVMAllocWithPropertiesKHR(cl_context context, const cl_svm_alloc_properti
 static inline void
 clgc__c_clSVMFree(cl_context context, void *svm_pointer)
 {
-    if (!clgc__object_ok(context)) {
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSVMFree,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
         return;
     }
     clSVMFree(context, svm_pointer);
@@ -12947,11 +13149,7 @@ clgc__s_clSVMFree(cl_context context, void *svm_pointer)
 void CL_API_CALL
 clgc_clSVMFree(cl_context context, void *svm_pointer)
 {
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSVMFree),
-                                       (clgc__any_fn)clSVMFree))) {
-        return;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context)))) {
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clSVMFree)))) {
         clgc__s_clSVMFree(context, svm_pointer);
         return;
     }
@@ -13074,8 +13272,11 @@ clgc_clSVMFreeWithPropertiesKHR(cl_context context, const cl_svm_free_properties
 static inline cl_int
 clgc__c_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
 {
-    if (!clgc__object_ok(command_queue)) {
-        return CL_INVALID_COMMAND_QUEUE;
+    cl_int invalid = clgc__entry_check(command_queue, CLGC__ENTRY_clSetCommandQueueProperty,
+                                       CL_INVALID_COMMAND_QUEUE);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
 }
@@ -13114,7 +13315,7 @@ clgc_clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(command_queue))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(command_queue, CLGC__ENTRY_clSetCommandQueueProperty))))
         return clgc__s_clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
     clgc__fast_enter();
     ret = clSetCommandQueueProperty(command_queue, properties, enable, old_properties);
@@ -13200,8 +13401,11 @@ clgc__c_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pf
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSetContextDestructorCallback,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clSetContextDestructorCallback", CLGC__ONCE, clgc__r_clSetContextDestructorCallback,
@@ -13251,10 +13455,6 @@ clgc_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_n
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetContextDestructorCallback),
-                                       (clgc__any_fn)clSetContextDestructorCallback))) {
-        return CL_INVALID_OPERATION;
-    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetContextDestructorCallback(context, pfn_notify, user_data);
     clgc__fast_enter();
@@ -13267,8 +13467,11 @@ clgc_clSetContextDestructorCallback(cl_context context, void (CL_CALLBACK *pfn_n
 static inline cl_int
 clgc__c_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_command_queue command_queue)
 {
-    if (!clgc__object_ok(context)) {
-        return CL_INVALID_CONTEXT;
+    cl_int invalid = clgc__entry_check(context, CLGC__ENTRY_clSetDefaultDeviceCommandQueue,
+                                       CL_INVALID_CONTEXT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clSetDefaultDeviceCommandQueue(context, device, command_queue);
 }
@@ -13306,11 +13509,7 @@ clgc_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(context, CLGC__SLOT(clSetDefaultDeviceCommandQueue),
-                                       (clgc__any_fn)clSetDefaultDeviceCommandQueue))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(context))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(context, CLGC__ENTRY_clSetDefaultDeviceCommandQueue))))
         return clgc__s_clSetDefaultDeviceCommandQueue(context, device, command_queue);
     clgc__fast_enter();
     ret = clSetDefaultDeviceCommandQueue(context, device, command_queue);
@@ -13322,8 +13521,11 @@ clgc_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, cl_
 static inline cl_int
 clgc__c_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clSetKernelArg,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
 }
@@ -13362,7 +13564,7 @@ clgc_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const 
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clSetKernelArg))))
         return clgc__s_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     clgc__fast_enter();
     ret = clSetKernelArg(kernel, arg_index, arg_size, arg_value);
@@ -13484,8 +13686,11 @@ clgc_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index, const vo
 static inline cl_int
 clgc__c_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clSetKernelArgSVMPointer,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
 }
@@ -13523,11 +13728,7 @@ clgc_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *a
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelArgSVMPointer),
-                                       (clgc__any_fn)clSetKernelArgSVMPointer))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clSetKernelArgSVMPointer))))
         return clgc__s_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
     clgc__fast_enter();
     ret = clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
@@ -13594,8 +13795,11 @@ clgc_clSetKernelArgSVMPointerARM(cl_kernel kernel, cl_uint arg_index, const void
 static inline cl_int
 clgc__c_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-    if (!clgc__object_ok(kernel)) {
-        return CL_INVALID_KERNEL;
+    cl_int invalid = clgc__entry_check(kernel, CLGC__ENTRY_clSetKernelExecInfo,
+                                       CL_INVALID_KERNEL);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
 }
@@ -13634,11 +13838,7 @@ clgc_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(kernel, CLGC__SLOT(clSetKernelExecInfo),
-                                       (clgc__any_fn)clSetKernelExecInfo))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(kernel))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(kernel, CLGC__ENTRY_clSetKernelExecInfo))))
         return clgc__s_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
     clgc__fast_enter();
     ret = clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
@@ -13812,8 +14012,11 @@ clgc__c_clSetMemObjectDestructorCallback(cl_mem memobj, void (CL_CALLBACK *pfn_n
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(memobj)) {
-        return CL_INVALID_MEM_OBJECT;
+    cl_int invalid = clgc__entry_check(memobj, CLGC__ENTRY_clSetMemObjectDestructorCallback,
+                                       CL_INVALID_MEM_OBJECT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clSetMemObjectDestructorCallback", CLGC__ONCE, clgc__r_clSetMemObjectDestructorCallback,
@@ -13949,8 +14152,11 @@ clgc__c_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_n
     struct clgc__callback *cb = NULL;
     cl_int ret;
 
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clSetProgramReleaseCallback,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     if (pfn_notify != NULL) {
         cb = clgc__callback_new("clSetProgramReleaseCallback", CLGC__ONCE, clgc__r_clSetProgramReleaseCallback,
@@ -14000,10 +14206,6 @@ clgc_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_noti
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramReleaseCallback),
-                                       (clgc__any_fn)clSetProgramReleaseCallback))) {
-        return CL_INVALID_OPERATION;
-    }
     if (CLGC_UNLIKELY(!(clgc__fast_ready())))
         return clgc__s_clSetProgramReleaseCallback(program, pfn_notify, user_data);
     clgc__fast_enter();
@@ -14016,8 +14218,11 @@ clgc_clSetProgramReleaseCallback(cl_program program, void (CL_CALLBACK *pfn_noti
 static inline cl_int
 clgc__c_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size, const void *spec_value)
 {
-    if (!clgc__object_ok(program)) {
-        return CL_INVALID_PROGRAM;
+    cl_int invalid = clgc__entry_check(program, CLGC__ENTRY_clSetProgramSpecializationConstant,
+                                       CL_INVALID_PROGRAM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
 }
@@ -14056,11 +14261,7 @@ clgc_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, siz
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(clgc__loops_back(program, CLGC__SLOT(clSetProgramSpecializationConstant),
-                                       (clgc__any_fn)clSetProgramSpecializationConstant))) {
-        return CL_INVALID_OPERATION;
-    }
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(program))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(program, CLGC__ENTRY_clSetProgramSpecializationConstant))))
         return clgc__s_clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
     clgc__fast_enter();
     ret = clSetProgramSpecializationConstant(program, spec_id, spec_size, spec_value);
@@ -14227,8 +14428,11 @@ clgc_clUnloadCompiler(void)
 static inline cl_int
 clgc__c_clUnloadPlatformCompiler(cl_platform_id platform)
 {
-    if (!clgc__object_ok(platform)) {
-        return CL_INVALID_PLATFORM;
+    cl_int invalid = clgc__entry_check(platform, CLGC__ENTRY_clUnloadPlatformCompiler,
+                                       CL_INVALID_PLATFORM);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clUnloadPlatformCompiler(platform);
 }
@@ -14264,7 +14468,7 @@ clgc_clUnloadPlatformCompiler(cl_platform_id platform)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(platform))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(platform, CLGC__ENTRY_clUnloadPlatformCompiler))))
         return clgc__s_clUnloadPlatformCompiler(platform);
     clgc__fast_enter();
     ret = clUnloadPlatformCompiler(platform);
@@ -14332,8 +14536,11 @@ clgc_clUpdateMutableCommandsKHR(cl_command_buffer_khr command_buffer, cl_uint nu
 static inline cl_int
 clgc__c_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
-    if (!clgc__object_ok(clgc__first_object(num_events, (const void *const *)event_list))) {
-        return CL_INVALID_EVENT;
+    cl_int invalid = clgc__entry_check(clgc__first_object(num_events, (const void *const *)event_list), CLGC__ENTRY_clWaitForEvents,
+                                       CL_INVALID_EVENT);
+
+    if (invalid != CL_SUCCESS) {
+        return invalid;
     }
     return clWaitForEvents(num_events, event_list);
 }
@@ -14367,7 +14574,7 @@ clgc_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
     cl_int ret;
 
-    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__object_fast(clgc__first_object(num_events, (const void *const *)event_list)))))
+    if (CLGC_UNLIKELY(!(clgc__fast_ready() && clgc__entry_fast(clgc__first_object(num_events, (const void *const *)event_list), CLGC__ENTRY_clWaitForEvents))))
         return clgc__s_clWaitForEvents(num_events, event_list);
     clgc__fast_enter();
     ret = clWaitForEvents(num_events, event_list);

@@ -48,10 +48,12 @@ static struct stub_object stub_objects[STUB_N_PLATFORMS][STUB_N_OBJECTS];
 static struct stub_object stub_context = {&stub_dispatch, STUB_N_OBJECTS};
 static void *stub_object(cl_platform_id platform, unsigned i);
 static void stub_reset(void);
+static void stub_clear_entry(size_t offset);
 static struct stub_control stub_ctl = {
     .object = stub_object,
     .made_context = &stub_context,
     .reset = stub_reset,
+    .clear_entry = stub_clear_entry,
 };
 static pthread_mutex_t stub_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t stub_once = PTHREAD_ONCE_INIT;
@@ -103,6 +105,15 @@ stub_reset(void)
     stub_ctl.lookups = 0;
     memset(stub_ctl.log, 0, sizeof(stub_ctl.log));
     pthread_mutex_unlock(&stub_lock);
+}
+
+/* Only the refusing platform's table is writable; the test reaches the
+ * stub through the other one, so the table is filled (stub_init) by now. */
+static void
+stub_clear_entry(size_t offset)
+{
+    if (offset + sizeof(void *) <= sizeof(stub_refusing_dispatch))
+        memset((char *)&stub_refusing_dispatch + offset, 0, sizeof(void *));
 }
 
 void

@@ -14,6 +14,7 @@
  * STUB_PLATFORM_CONTROL with clGetPlatformInfo: the value is a pointer to
  * the struct stub_control below, shared by both platforms. */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <CL/cl_icd.h>
@@ -60,6 +61,11 @@ struct stub_control {
 
     /* Forget every call and zero the counters (not the probe). */
     void (*reset)(void);
+
+    /* Leave the entry at byte offset `offset` of the refusing platform's
+     * dispatch table NULL, for the rest of the process, as a driver that
+     * lacks a command does (PoCL 3.1 has no clSetCommandQueueProperty). */
+    void (*clear_entry)(size_t offset);
 };
 
 /* The value the stub returns from command `index`: a cl_int result is its

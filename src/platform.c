@@ -56,8 +56,8 @@ static int
 clgc__entry_filled(const void *dispatch, unsigned entry)
 {
     const char *table = dispatch;
-    clgc__any_fn fn = *(const clgc__any_fn *)(table +
-                                              clgc__entry_offsets[entry]);
+    clgc__any_fn fn =
+        *(const clgc__any_fn *)(table + clgc__entry_offsets[entry]);
 
     return fn != NULL && fn != clgc__entry_loader[entry];
 }

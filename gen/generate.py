@@ -6,7 +6,8 @@
 Reads cl.xml (default: ../shared/registry/cl-3.1.1.xml, the OpenCL 3.1.1
 registry, beside the source tree) and
 writes below DIR (default: the source tree) every file listed in OUTPUTS, the
-stub ICD's (stubgen.py) and the libraries' linker maps (tables.EXPORTS, checked
+stub ICD's (stubgen.py), the tables the bindings share (names.py:
+src/gen/names.c) and the libraries' linker maps (tables.EXPORTS, checked
 against the public headers).
 `make regen` runs it; `make check-regen` (--check) writes nothing and fails
 if any file differs from what it would write, which CI runs. The
@@ -22,6 +23,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import names  # noqa: E402
 import registry  # noqa: E402
 import stubgen  # noqa: E402
 import tables  # noqa: E402
@@ -767,6 +769,7 @@ def main():
         sha = hashlib.sha256(f.read()).hexdigest()
     reg = registry.Registry(opts.registry)
     outputs = {path: fn(reg) for path, fn in OUTPUTS.items()}
+    outputs["src/gen/names.c"] = names.names_c(reg, opts.registry)
     outputs.update(stubgen.outputs(reg))
     outputs.update(linker_maps(reg, top))
     stale = []

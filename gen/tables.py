@@ -269,7 +269,8 @@ EXPORTS = {
             "clgc_closure_create", "clgc_closure_free", "clgc_command_call",
             "clgc_command_call_by_name",
         ]),
-        # The commands that OpenCL 3.1.1's registry added to 3.0.13's.
+        # The commands that OpenCL 3.1.1's registry added to 3.0.13's, and
+        # the tables the bindings share.
         ("CLGC_1", [
             "clCancelCommandsIMG", "clCommandSVMMemFillKHR",
             "clCommandSVMMemcpyKHR", "clDeinitLayer",
@@ -280,7 +281,15 @@ EXPORTS = {
             "clReImportSemaphoreSyncFdKHR", "clRemapCommandBufferKHR",
             "clSVMAllocWithPropertiesKHR", "clSVMFreeWithPropertiesKHR",
             "clSetKernelArgDevicePointerEXT", "clSetPerfHintQCOM",
-        ], []),
+        ], [
+            # the tables the bindings share (clgc/names.h)
+            "clgc_cl_error_at", "clgc_cl_error_count", "clgc_cl_error_name",
+            "clgc_enum_group_find", "clgc_enum_name", "clgc_info_family_at",
+            "clgc_info_family_count", "clgc_info_family_find",
+            "clgc_info_find", "clgc_info_type_name", "clgc_info_type_size",
+            "clgc_object_kind_at",
+            "clgc_object_kind_count", "clgc_object_kind_find",
+        ]),
         # For clgc's own libraries only: libclgc-layer hands libclgc the
         # loader's table (src/layer.h). Not part of the interface.
         ("CLGC_PRIVATE", [], ["clgc__layer_init"]),
@@ -370,3 +379,589 @@ LAYER_PASSTHROUGH = {
     "clGetExtensionFunctionAddressForPlatform", "clIcdGetPlatformIDsKHR",
 }
 
+
+
+# ---------------------------------------------------------------------------
+# The tables that the bindings share (gen/names.py writes them into libclgc
+# as src/gen/names.c; include/clgc/names.h declares them).
+
+# The error codes: every enum that a feature or extension requires under a
+# require block whose comment matches one of these (re.search).
+ERROR_CODE_COMMENTS = [r"^Error codes$", r"^Error type for "]
+
+# The kinds of OpenCL object: (kind, C type, info command, retain, release).
+# The CL_INVALID_* code of each comes from ICD_OBJECTS or EXTENSION_OBJECTS.
+# Platforms have no reference count.
+OBJECT_KINDS = [
+    ("platform", "cl_platform_id", "clGetPlatformInfo", None, None),
+    ("device", "cl_device_id", "clGetDeviceInfo", "clRetainDevice",
+     "clReleaseDevice"),
+    ("context", "cl_context", "clGetContextInfo", "clRetainContext",
+     "clReleaseContext"),
+    ("command_queue", "cl_command_queue", "clGetCommandQueueInfo",
+     "clRetainCommandQueue", "clReleaseCommandQueue"),
+    ("mem", "cl_mem", "clGetMemObjectInfo", "clRetainMemObject",
+     "clReleaseMemObject"),
+    ("program", "cl_program", "clGetProgramInfo", "clRetainProgram",
+     "clReleaseProgram"),
+    ("kernel", "cl_kernel", "clGetKernelInfo", "clRetainKernel",
+     "clReleaseKernel"),
+    ("event", "cl_event", "clGetEventInfo", "clRetainEvent", "clReleaseEvent"),
+    ("sampler", "cl_sampler", "clGetSamplerInfo", "clRetainSampler",
+     "clReleaseSampler"),
+    ("command_buffer_khr", "cl_command_buffer_khr", "clGetCommandBufferInfoKHR",
+     "clRetainCommandBufferKHR", "clReleaseCommandBufferKHR"),
+    ("semaphore_khr", "cl_semaphore_khr", "clGetSemaphoreInfoKHR",
+     "clRetainSemaphoreKHR", "clReleaseSemaphoreKHR"),
+]
+
+# The info families: (family, command, object kind, short-name prefix,
+# require comments). A family's names are the enums that features and
+# extensions require under a comment matching one of the patterns
+# (re.search); the prefix is what clgc_info_find() puts before a short
+# name ("name" -> CL_DEVICE_NAME).
+INFO_FAMILIES = [
+    ("cl_platform_info", "clGetPlatformInfo", "platform", "CL_PLATFORM_",
+     [r"\bcl_platform_info\b"]),
+    ("cl_device_info", "clGetDeviceInfo", "device", "CL_DEVICE_",
+     [r"\bcl_device_info\b"]),
+    ("cl_context_info", "clGetContextInfo", "context", "CL_CONTEXT_",
+     [r"^cl_context_info$"]),
+    ("cl_command_queue_info", "clGetCommandQueueInfo", "command_queue",
+     "CL_QUEUE_", [r"^cl_command_queue_info$"]),
+    ("cl_mem_info", "clGetMemObjectInfo", "mem", "CL_MEM_",
+     [r"^cl_mem_info$"]),
+    ("cl_image_info", "clGetImageInfo", "mem", "CL_IMAGE_",
+     [r"\bcl_image_info\b"]),
+    ("cl_pipe_info", "clGetPipeInfo", "mem", "CL_PIPE_", [r"^cl_pipe_info$"]),
+    ("cl_sampler_info", "clGetSamplerInfo", "sampler", "CL_SAMPLER_",
+     [r"^cl_sampler_info$"]),
+    ("cl_program_info", "clGetProgramInfo", "program", "CL_PROGRAM_",
+     [r"\bcl_program_info\b", r"^clGetProgramInfo param_name$"]),
+    ("cl_program_build_info", "clGetProgramBuildInfo", "program",
+     "CL_PROGRAM_", [r"^cl_program_build_info$"]),
+    ("cl_kernel_info", "clGetKernelInfo", "kernel", "CL_KERNEL_",
+     [r"^cl_kernel_info$"]),
+    ("cl_kernel_work_group_info", "clGetKernelWorkGroupInfo", "kernel",
+     "CL_KERNEL_", [r"^cl_kernel_work_?group_info$"]),
+    ("cl_kernel_arg_info", "clGetKernelArgInfo", "kernel", "CL_KERNEL_ARG_",
+     [r"^cl_kernel_arg_info$"]),
+    ("cl_kernel_sub_group_info", "clGetKernelSubGroupInfo", "kernel",
+     "CL_KERNEL_", [r"^cl_kernel_sub_group_info$"]),
+    ("cl_event_info", "clGetEventInfo", "event", "CL_EVENT_",
+     [r"^cl_event_info$"]),
+    ("cl_profiling_info", "clGetEventProfilingInfo", "event",
+     "CL_PROFILING_COMMAND_", [r"^cl_profiling_info$"]),
+]
+
+# The enum groups that info values name (BITFIELD and ENUM types below):
+# group -> the registry's sources of its values, each an <enums> block's
+# name or a require comment. A bitfield group's names are the values of
+# single bits (its masks, CL_DEVICE_TYPE_ALL, are left out).
+ENUM_GROUPS = {
+    "cl_device_type": ["cl_device_type"],
+    "cl_device_fp_config": ["cl_device_fp_config"],
+    "cl_device_exec_capabilities": ["cl_device_exec_capabilities"],
+    "cl_device_svm_capabilities": ["cl_device_svm_capabilities"],
+    "cl_device_atomic_capabilities": ["cl_device_atomic_capabilities"],
+    "cl_device_device_enqueue_capabilities": [
+        "cl_device_device_enqueue_capabilities"],
+    "cl_command_queue_properties": ["cl_command_queue_properties"],
+    "cl_device_affinity_domain": ["cl_device_affinity_domain"],
+    "cl_device_terminate_capability_khr": [
+        "cl_device_terminate_capability_khr"],
+    "cl_device_integer_dot_product_capabilities": [
+        "cl_device_integer_dot_product_capabilities"],
+    "cl_device_unified_shared_memory_capabilities_intel": [
+        "cl_device_unified_shared_memory_capabilities_intel"],
+    "cl_device_scheduling_controls_capabilities_arm": [
+        "cl_device_scheduling_controls_capabilities_arm"],
+    "cl_device_scheduling_controls_capabilities_img": [
+        "cl_device_scheduling_controls_capabilities_img"],
+    "cl_device_controlled_termination_capabilities_arm": [
+        "cl_device_controlled_termination_capabilities_arm"],
+    "cl_device_svm_capabilities_arm": ["cl_arm_device_svm_capabilities.flags"],
+    "cl_device_feature_capabilities_intel": [
+        "cl_device_feature_capabilities_intel"],
+    "cl_device_command_buffer_capabilities_khr": [
+        "cl_device_command_buffer_capabilities_khr "],
+    "cl_platform_command_buffer_capabilities_khr": [
+        "cl_platform_command_buffer_capabilities_khr "],
+    "cl_mutable_dispatch_fields_khr": ["cl_mutable_dispatch_fields_khr"],
+    "cl_device_fp_atomic_capabilities_ext": [
+        "cl_device_fp_atomic_capabilities_ext"],
+    "cl_device_kernel_clock_capabilities_khr": [
+        "cl_device_kernel_clock_capabilities_khr"],
+    "cl_mem_flags": ["cl_mem_flags"],
+    "cl_kernel_arg_type_qualifier": ["cl_kernel_arg_type_qualifier"],
+    "cl_device_mem_cache_type": ["cl_device_mem_cache_type"],
+    "cl_device_local_mem_type": ["cl_device_local_mem_type"],
+    "cl_build_status": ["cl_build_status"],
+    "cl_program_binary_type": ["cl_program_binary_type"],
+    "cl_command_execution_status": ["clCommandExecutionStatus"],
+    "cl_mem_object_type": ["cl_mem_object_type"],
+    "cl_channel_order": ["cl_channel_order"],
+    "cl_channel_type": ["cl_channel_type"],
+    "cl_addressing_mode": ["cl_addressing_mode"],
+    "cl_filter_mode": ["cl_filter_mode"],
+    "cl_kernel_arg_address_qualifier": ["cl_kernel_arg_address_qualifier"],
+    "cl_kernel_arg_access_qualifier": ["cl_kernel_arg_access_qualifier"],
+    "cl_command_type": ["cl_command_type"],
+    "cl_command_termination_reason_arm": [
+        "cl_command_termination_reason_arm"],
+    "cl_semaphore_type_khr": ["cl_semaphore_type_khr"],
+    "cl_external_semaphore_handle_type_khr": [
+        "cl_external_semaphore_handle_type_khr"],
+    "cl_external_memory_handle_type_khr": [
+        "cl_external_memory_handle_type_khr"],
+}
+
+# The type of each info value, which the registry does not give: from the
+# OpenCL 3.1 specification's query tables and each extension's own. A name
+# without an entry takes the type of a name of its family with the same
+# value (CL_DEVICE_UUID_KHR: CL_DEVICE_UUID's); generate.py stops at a name
+# that has neither. "TYPE group" names the enum group (ENUM_GROUPS) of a
+# BITFIELD, ENUM or ENUM_ARRAY, the object kind (OBJECT_KINDS) of a HANDLE
+# or HANDLE_ARRAY, the property type of PROPERTIES (cl_ulong elements) and
+# PROPERTIES_INTPTR (intptr_t elements). BYTES: a structure, a union or an
+# opaque value, as the driver gives it. (enum clgc_info_type in
+# include/clgc/names.h says how each type is laid out.)
+INFO_TYPES = {
+    "cl_platform_info": {
+        "CL_PLATFORM_PROFILE": "STRING",
+        "CL_PLATFORM_VERSION": "STRING",
+        "CL_PLATFORM_NAME": "STRING",
+        "CL_PLATFORM_VENDOR": "STRING",
+        "CL_PLATFORM_EXTENSIONS": "STRING",
+        "CL_PLATFORM_HOST_TIMER_RESOLUTION": "ULONG",
+        "CL_PLATFORM_NUMERIC_VERSION": "UINT",
+        "CL_PLATFORM_EXTENSIONS_WITH_VERSION": "NAME_VERSION_ARRAY",
+        "CL_PLATFORM_ICD_SUFFIX_KHR": "STRING",
+        "CL_PLATFORM_UNLOADABLE_KHR": "BOOL",
+        "CL_PLATFORM_SEMAPHORE_TYPES_KHR": "ENUM_ARRAY cl_semaphore_type_khr",
+        "CL_PLATFORM_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR":
+            "ENUM_ARRAY cl_external_semaphore_handle_type_khr",
+        "CL_PLATFORM_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR":
+            "ENUM_ARRAY cl_external_semaphore_handle_type_khr",
+        "CL_PLATFORM_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR":
+            "ENUM_ARRAY cl_external_memory_handle_type_khr",
+        "CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR":
+            "BITFIELD cl_platform_command_buffer_capabilities_khr",
+        "CL_PLATFORM_SVM_TYPE_CAPABILITIES_KHR": "ULONG_ARRAY",
+    },
+    "cl_device_info": {
+        "CL_DEVICE_TYPE": "BITFIELD cl_device_type",
+        "CL_DEVICE_VENDOR_ID": "UINT",
+        "CL_DEVICE_MAX_COMPUTE_UNITS": "UINT",
+        "CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS": "UINT",
+        "CL_DEVICE_MAX_WORK_GROUP_SIZE": "SIZE",
+        "CL_DEVICE_MAX_WORK_ITEM_SIZES": "SIZE_ARRAY",
+        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR": "UINT",
+        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT": "UINT",
+        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT": "UINT",
+        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG": "UINT",
+        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT": "UINT",
+        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE": "UINT",
+        "CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF": "UINT",
+        "CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR": "UINT",
+        "CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT": "UINT",
+        "CL_DEVICE_NATIVE_VECTOR_WIDTH_INT": "UINT",
+        "CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG": "UINT",
+        "CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT": "UINT",
+        "CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE": "UINT",
+        "CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF": "UINT",
+        "CL_DEVICE_MAX_CLOCK_FREQUENCY": "UINT",
+        "CL_DEVICE_ADDRESS_BITS": "UINT",
+        "CL_DEVICE_MAX_READ_IMAGE_ARGS": "UINT",
+        "CL_DEVICE_MAX_WRITE_IMAGE_ARGS": "UINT",
+        "CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS": "UINT",
+        "CL_DEVICE_MAX_MEM_ALLOC_SIZE": "ULONG",
+        "CL_DEVICE_IMAGE2D_MAX_WIDTH": "SIZE",
+        "CL_DEVICE_IMAGE2D_MAX_HEIGHT": "SIZE",
+        "CL_DEVICE_IMAGE3D_MAX_WIDTH": "SIZE",
+        "CL_DEVICE_IMAGE3D_MAX_HEIGHT": "SIZE",
+        "CL_DEVICE_IMAGE3D_MAX_DEPTH": "SIZE",
+        "CL_DEVICE_IMAGE_MAX_BUFFER_SIZE": "SIZE",
+        "CL_DEVICE_IMAGE_MAX_ARRAY_SIZE": "SIZE",
+        "CL_DEVICE_IMAGE_SUPPORT": "BOOL",
+        "CL_DEVICE_IMAGE_PITCH_ALIGNMENT": "UINT",
+        "CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT": "UINT",
+        "CL_DEVICE_MAX_PARAMETER_SIZE": "SIZE",
+        "CL_DEVICE_MAX_SAMPLERS": "UINT",
+        "CL_DEVICE_MEM_BASE_ADDR_ALIGN": "UINT",
+        "CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE": "UINT",
+        "CL_DEVICE_SINGLE_FP_CONFIG": "BITFIELD cl_device_fp_config",
+        "CL_DEVICE_DOUBLE_FP_CONFIG": "BITFIELD cl_device_fp_config",
+        "CL_DEVICE_HALF_FP_CONFIG": "BITFIELD cl_device_fp_config",
+        "CL_DEVICE_GLOBAL_MEM_CACHE_TYPE": "ENUM cl_device_mem_cache_type",
+        "CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE": "UINT",
+        "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE": "ULONG",
+        "CL_DEVICE_GLOBAL_MEM_SIZE": "ULONG",
+        "CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE": "ULONG",
+        "CL_DEVICE_MAX_CONSTANT_ARGS": "UINT",
+        "CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE": "SIZE",
+        "CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE": "SIZE",
+        "CL_DEVICE_LOCAL_MEM_TYPE": "ENUM cl_device_local_mem_type",
+        "CL_DEVICE_LOCAL_MEM_SIZE": "ULONG",
+        "CL_DEVICE_ERROR_CORRECTION_SUPPORT": "BOOL",
+        "CL_DEVICE_HOST_UNIFIED_MEMORY": "BOOL",
+        "CL_DEVICE_PROFILING_TIMER_RESOLUTION": "SIZE",
+        "CL_DEVICE_ENDIAN_LITTLE": "BOOL",
+        "CL_DEVICE_AVAILABLE": "BOOL",
+        "CL_DEVICE_COMPILER_AVAILABLE": "BOOL",
+        "CL_DEVICE_LINKER_AVAILABLE": "BOOL",
+        "CL_DEVICE_EXECUTION_CAPABILITIES":
+            "BITFIELD cl_device_exec_capabilities",
+        "CL_DEVICE_QUEUE_PROPERTIES": "BITFIELD cl_command_queue_properties",
+        "CL_DEVICE_QUEUE_ON_HOST_PROPERTIES":
+            "BITFIELD cl_command_queue_properties",
+        "CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES":
+            "BITFIELD cl_command_queue_properties",
+        "CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE": "UINT",
+        "CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE": "UINT",
+        "CL_DEVICE_MAX_ON_DEVICE_QUEUES": "UINT",
+        "CL_DEVICE_MAX_ON_DEVICE_EVENTS": "UINT",
+        "CL_DEVICE_BUILT_IN_KERNELS": "STRING",
+        "CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION": "NAME_VERSION_ARRAY",
+        "CL_DEVICE_PLATFORM": "HANDLE platform",
+        "CL_DEVICE_NAME": "STRING",
+        "CL_DEVICE_VENDOR": "STRING",
+        "CL_DRIVER_VERSION": "STRING",
+        "CL_DEVICE_PROFILE": "STRING",
+        "CL_DEVICE_VERSION": "STRING",
+        "CL_DEVICE_NUMERIC_VERSION": "UINT",
+        "CL_DEVICE_OPENCL_C_VERSION": "STRING",
+        "CL_DEVICE_OPENCL_C_ALL_VERSIONS": "NAME_VERSION_ARRAY",
+        "CL_DEVICE_OPENCL_C_FEATURES": "NAME_VERSION_ARRAY",
+        "CL_DEVICE_EXTENSIONS": "STRING",
+        "CL_DEVICE_EXTENSIONS_WITH_VERSION": "NAME_VERSION_ARRAY",
+        "CL_DEVICE_IL_VERSION": "STRING",
+        "CL_DEVICE_ILS_WITH_VERSION": "NAME_VERSION_ARRAY",
+        "CL_DEVICE_PRINTF_BUFFER_SIZE": "SIZE",
+        "CL_DEVICE_PREFERRED_INTEROP_USER_SYNC": "BOOL",
+        "CL_DEVICE_PARENT_DEVICE": "HANDLE device",
+        "CL_DEVICE_PARTITION_MAX_SUB_DEVICES": "UINT",
+        "CL_DEVICE_PARTITION_PROPERTIES":
+            "PROPERTIES_INTPTR cl_device_partition_property",
+        "CL_DEVICE_PARTITION_AFFINITY_DOMAIN":
+            "BITFIELD cl_device_affinity_domain",
+        "CL_DEVICE_PARTITION_TYPE":
+            "PROPERTIES_INTPTR cl_device_partition_property",
+        "CL_DEVICE_REFERENCE_COUNT": "UINT",
+        "CL_DEVICE_SVM_CAPABILITIES": "BITFIELD cl_device_svm_capabilities",
+        "CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT": "UINT",
+        "CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT": "UINT",
+        "CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT": "UINT",
+        "CL_DEVICE_MAX_PIPE_ARGS": "UINT",
+        "CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS": "UINT",
+        "CL_DEVICE_PIPE_MAX_PACKET_SIZE": "UINT",
+        "CL_DEVICE_PIPE_SUPPORT": "BOOL",
+        "CL_DEVICE_MAX_NUM_SUB_GROUPS": "UINT",
+        "CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS": "BOOL",
+        "CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES":
+            "BITFIELD cl_device_atomic_capabilities",
+        "CL_DEVICE_ATOMIC_FENCE_CAPABILITIES":
+            "BITFIELD cl_device_atomic_capabilities",
+        "CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT": "BOOL",
+        "CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT": "BOOL",
+        "CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT": "BOOL",
+        "CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES":
+            "BITFIELD cl_device_device_enqueue_capabilities",
+        "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE": "SIZE",
+        "CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED": "STRING",
+        "CL_DEVICE_UUID": "BYTES",
+        "CL_DRIVER_UUID": "BYTES",
+        "CL_DEVICE_LUID_VALID": "BOOL",
+        "CL_DEVICE_LUID": "BYTES",
+        "CL_DEVICE_NODE_MASK": "UINT",
+        "CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES":
+            "BITFIELD cl_device_integer_dot_product_capabilities",
+        "CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT": "BYTES",
+        "CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED":
+            "BYTES",
+        "CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS": "STRING_ARRAY",
+        "CL_DEVICE_SPIRV_EXTENSIONS": "STRING_ARRAY",
+        "CL_DEVICE_SPIRV_CAPABILITIES": "UINT_ARRAY",
+        "CL_DEVICE_MAX_WORK_GROUP_SIZES": "SIZE_ARRAY",
+        "CL_DEVICE_TERMINATE_CAPABILITY_KHR":
+            "BITFIELD cl_device_terminate_capability_khr",
+        "CL_DEVICE_SPIR_VERSIONS": "STRING",
+        "CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV": "UINT",
+        "CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV": "UINT",
+        "CL_DEVICE_REGISTERS_PER_BLOCK_NV": "UINT",
+        "CL_DEVICE_WARP_SIZE_NV": "UINT",
+        "CL_DEVICE_GPU_OVERLAP_NV": "BOOL",
+        "CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV": "BOOL",
+        "CL_DEVICE_INTEGRATED_MEMORY_NV": "BOOL",
+        "CL_DEVICE_PROFILING_TIMER_OFFSET_AMD": "ULONG",
+        "CL_DEVICE_TOPOLOGY_AMD": "BYTES",
+        "CL_DEVICE_BOARD_NAME_AMD": "STRING",
+        "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD": "SIZE_ARRAY",
+        "CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD": "UINT",
+        "CL_DEVICE_SIMD_WIDTH_AMD": "UINT",
+        "CL_DEVICE_SIMD_INSTRUCTION_WIDTH_AMD": "UINT",
+        "CL_DEVICE_WAVEFRONT_WIDTH_AMD": "UINT",
+        "CL_DEVICE_GLOBAL_MEM_CHANNELS_AMD": "UINT",
+        "CL_DEVICE_GLOBAL_MEM_CHANNEL_BANKS_AMD": "UINT",
+        "CL_DEVICE_GLOBAL_MEM_CHANNEL_BANK_WIDTH_AMD": "UINT",
+        "CL_DEVICE_LOCAL_MEM_SIZE_PER_COMPUTE_UNIT_AMD": "UINT",
+        "CL_DEVICE_LOCAL_MEM_BANKS_AMD": "UINT",
+        "CL_DEVICE_THREAD_TRACE_SUPPORTED_AMD": "BOOL",
+        "CL_DEVICE_GFXIP_MAJOR_AMD": "UINT",
+        "CL_DEVICE_GFXIP_MINOR_AMD": "UINT",
+        "CL_DEVICE_AVAILABLE_ASYNC_QUEUES_AMD": "UINT",
+        "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_AMD": "SIZE",
+        "CL_DEVICE_MAX_WORK_GROUP_SIZE_AMD": "SIZE",
+        "CL_DEVICE_PREFERRED_CONSTANT_BUFFER_SIZE_AMD": "SIZE",
+        "CL_DEVICE_PCIE_ID_AMD": "UINT",
+        "CL_DEVICE_PARENT_DEVICE_EXT": "HANDLE device",
+        "CL_DEVICE_PARTITION_TYPES_EXT":
+            "PROPERTIES cl_device_partition_property_ext",
+        "CL_DEVICE_AFFINITY_DOMAINS_EXT":
+            "PROPERTIES cl_device_partition_property_ext",
+        "CL_DEVICE_REFERENCE_COUNT_EXT": "UINT",
+        "CL_DEVICE_PARTITION_STYLE_EXT":
+            "PROPERTIES cl_device_partition_property_ext",
+        "CL_DEVICE_EXT_MEM_PADDING_IN_BYTES_QCOM": "SIZE",
+        "CL_DEVICE_PAGE_SIZE_QCOM": "SIZE",
+        "CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR": "UINT",
+        "CL_DEVICE_SVM_CAPABILITIES_ARM":
+            "BITFIELD cl_device_svm_capabilities_arm",
+        "CL_DEVICE_COMPUTE_UNITS_BITFIELD_ARM": "ULONG",
+        "CL_DEVICE_ME_VERSION_INTEL": "UINT",
+        "CL_DEVICE_SIMULTANEOUS_INTEROPS_INTEL": "UINT_ARRAY",
+        "CL_DEVICE_NUM_SIMULTANEOUS_INTEROPS_INTEL": "UINT",
+        "CL_DEVICE_SUB_GROUP_SIZES_INTEL": "SIZE_ARRAY",
+        "CL_DEVICE_PLANAR_YUV_MAX_WIDTH_INTEL": "SIZE",
+        "CL_DEVICE_PLANAR_YUV_MAX_HEIGHT_INTEL": "SIZE",
+        "CL_DEVICE_AVC_ME_VERSION_INTEL": "UINT",
+        "CL_DEVICE_AVC_ME_SUPPORTS_TEXTURE_SAMPLER_USE_INTEL": "BOOL",
+        "CL_DEVICE_AVC_ME_SUPPORTS_PREEMPTION_INTEL": "BOOL",
+        "CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL":
+            "BITFIELD cl_device_unified_shared_memory_capabilities_intel",
+        "CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL":
+            "BITFIELD cl_device_unified_shared_memory_capabilities_intel",
+        "CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL":
+            "BITFIELD cl_device_unified_shared_memory_capabilities_intel",
+        "CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL":
+            "BITFIELD cl_device_unified_shared_memory_capabilities_intel",
+        "CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL":
+            "BITFIELD cl_device_unified_shared_memory_capabilities_intel",
+        "CL_DEVICE_SCHEDULING_CONTROLS_CAPABILITIES_ARM":
+            "BITFIELD cl_device_scheduling_controls_capabilities_arm",
+        "CL_DEVICE_SUPPORTED_REGISTER_ALLOCATIONS_ARM": "UINT_ARRAY",
+        "CL_DEVICE_MAX_WARP_COUNT_ARM": "UINT",
+        "CL_DEVICE_CXX_FOR_OPENCL_NUMERIC_VERSION_EXT": "UINT",
+        "CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR": "UINT",
+        "CL_DEVICE_MEMORY_CAPABILITIES_IMG": "ULONG",
+        "CL_DEVICE_WORKGROUP_PROTECTION_SVM_CAPABILITIES_IMG":
+            "BITFIELD cl_device_svm_capabilities",
+        "CL_DEVICE_WORKGROUP_PROTECTION_DEVICE_ENQUEUE_CAPABILITIES_IMG":
+            "BITFIELD cl_device_device_enqueue_capabilities",
+        "CL_DEVICE_SAFETY_MEM_SIZE_IMG": "BYTES",
+        "CL_DEVICE_CONTROLLED_TERMINATION_CAPABILITIES_ARM":
+            "BITFIELD cl_device_controlled_termination_capabilities_arm",
+        "CL_DEVICE_QUEUE_FAMILY_PROPERTIES_INTEL": "BYTES",
+        "CL_DEVICE_PCI_BUS_INFO_KHR": "BYTES",
+        "CL_DEVICE_IP_VERSION_INTEL": "UINT",
+        "CL_DEVICE_ID_INTEL": "UINT",
+        "CL_DEVICE_NUM_SLICES_INTEL": "UINT",
+        "CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL": "UINT",
+        "CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL": "UINT",
+        "CL_DEVICE_NUM_THREADS_PER_EU_INTEL": "UINT",
+        "CL_DEVICE_FEATURE_CAPABILITIES_INTEL":
+            "BITFIELD cl_device_feature_capabilities_intel",
+        "CL_DEVICE_SEMAPHORE_TYPES_KHR": "ENUM_ARRAY cl_semaphore_type_khr",
+        "CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR":
+            "ENUM_ARRAY cl_external_semaphore_handle_type_khr",
+        "CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR":
+            "ENUM_ARRAY cl_external_semaphore_handle_type_khr",
+        "CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR":
+            "ENUM_ARRAY cl_external_memory_handle_type_khr",
+        "CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR":
+            "ENUM_ARRAY cl_external_memory_handle_type_khr",
+        "CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR":
+            "BITFIELD cl_device_command_buffer_capabilities_khr",
+        "CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR":
+            "BITFIELD cl_command_queue_properties",
+        "CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR":
+            "BITFIELD cl_command_queue_properties",
+        "CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT":
+            "BITFIELD cl_device_fp_atomic_capabilities_ext",
+        "CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT":
+            "BITFIELD cl_device_fp_atomic_capabilities_ext",
+        "CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT":
+            "BITFIELD cl_device_fp_atomic_capabilities_ext",
+        "CL_DEVICE_JOB_SLOTS_ARM": "UINT",
+        "CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR":
+            "BITFIELD cl_mutable_dispatch_fields_khr",
+        "CL_DEVICE_COMMAND_BUFFER_NUM_SYNC_DEVICES_KHR": "UINT",
+        "CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR": "HANDLE_ARRAY device",
+        "CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR":
+            "BITFIELD cl_device_kernel_clock_capabilities_khr",
+        "CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR": "ULONG_ARRAY",
+        "CL_DEVICE_SCHEDULING_CONTROLS_CAPABILITIES_IMG":
+            "BITFIELD cl_device_scheduling_controls_capabilities_img",
+    },
+    "cl_context_info": {
+        "CL_CONTEXT_REFERENCE_COUNT": "UINT",
+        "CL_CONTEXT_DEVICES": "HANDLE_ARRAY device",
+        "CL_CONTEXT_PROPERTIES": "PROPERTIES_INTPTR cl_context_properties",
+        "CL_CONTEXT_NUM_DEVICES": "UINT",
+        "CL_CONTEXT_D3D10_DEVICE_KHR": "POINTER",
+        "CL_CONTEXT_D3D10_PREFER_SHARED_RESOURCES_KHR": "BOOL",
+        "CL_CONTEXT_D3D11_DEVICE_KHR": "POINTER",
+        "CL_CONTEXT_D3D11_PREFER_SHARED_RESOURCES_KHR": "BOOL",
+        "CL_CONTEXT_ADAPTER_D3D9_KHR": "POINTER",
+        "CL_CONTEXT_ADAPTER_D3D9EX_KHR": "POINTER",
+        "CL_CONTEXT_ADAPTER_DXVA_KHR": "POINTER",
+        "CL_CONTEXT_VA_API_DISPLAY_INTEL": "POINTER",
+        "CL_CONTEXT_D3D9_DEVICE_INTEL": "POINTER",
+        "CL_CONTEXT_D3D9EX_DEVICE_INTEL": "POINTER",
+        "CL_CONTEXT_DXVA_DEVICE_INTEL": "POINTER",
+        "CL_CONTEXT_PERF_HINT_QCOM": "UINT",
+    },
+    "cl_command_queue_info": {
+        "CL_QUEUE_CONTEXT": "HANDLE context",
+        "CL_QUEUE_DEVICE": "HANDLE device",
+        "CL_QUEUE_REFERENCE_COUNT": "UINT",
+        "CL_QUEUE_PROPERTIES": "BITFIELD cl_command_queue_properties",
+        "CL_QUEUE_SIZE": "UINT",
+        "CL_QUEUE_DEVICE_DEFAULT": "HANDLE command_queue",
+        "CL_QUEUE_PROPERTIES_ARRAY": "PROPERTIES cl_queue_properties",
+    },
+    "cl_mem_info": {
+        "CL_MEM_TYPE": "ENUM cl_mem_object_type",
+        "CL_MEM_FLAGS": "BITFIELD cl_mem_flags",
+        "CL_MEM_SIZE": "SIZE",
+        "CL_MEM_HOST_PTR": "POINTER",
+        "CL_MEM_MAP_COUNT": "UINT",
+        "CL_MEM_REFERENCE_COUNT": "UINT",
+        "CL_MEM_CONTEXT": "HANDLE context",
+        "CL_MEM_ASSOCIATED_MEMOBJECT": "HANDLE mem",
+        "CL_MEM_OFFSET": "SIZE",
+        "CL_MEM_USES_SVM_POINTER": "BOOL",
+        "CL_MEM_PROPERTIES": "PROPERTIES cl_mem_properties",
+        "CL_MEM_D3D10_RESOURCE_KHR": "POINTER",
+        "CL_MEM_D3D11_RESOURCE_KHR": "POINTER",
+        "CL_MEM_DX9_MEDIA_ADAPTER_TYPE_KHR": "UINT",
+        "CL_MEM_DX9_MEDIA_SURFACE_INFO_KHR": "BYTES",
+        "CL_MEM_USES_SVM_POINTER_ARM": "BOOL",
+        "CL_MEM_VA_API_MEDIA_SURFACE_INTEL": "POINTER",
+        "CL_MEM_DX9_RESOURCE_INTEL": "POINTER",
+        "CL_MEM_DX9_SHARED_HANDLE_INTEL": "POINTER",
+        "CL_MEM_DEVICE_ADDRESS_EXT": "ULONG_ARRAY",
+    },
+    "cl_image_info": {
+        "CL_IMAGE_FORMAT": "IMAGE_FORMAT",
+        "CL_IMAGE_ELEMENT_SIZE": "SIZE",
+        "CL_IMAGE_ROW_PITCH": "SIZE",
+        "CL_IMAGE_SLICE_PITCH": "SIZE",
+        "CL_IMAGE_WIDTH": "SIZE",
+        "CL_IMAGE_HEIGHT": "SIZE",
+        "CL_IMAGE_DEPTH": "SIZE",
+        "CL_IMAGE_ARRAY_SIZE": "SIZE",
+        "CL_IMAGE_BUFFER": "HANDLE mem",
+        "CL_IMAGE_NUM_MIP_LEVELS": "UINT",
+        "CL_IMAGE_NUM_SAMPLES": "UINT",
+        "CL_IMAGE_D3D10_SUBRESOURCE_KHR": "UINT",
+        "CL_IMAGE_D3D11_SUBRESOURCE_KHR": "UINT",
+        "CL_IMAGE_DX9_MEDIA_PLANE_KHR": "UINT",
+        "CL_IMAGE_VA_API_PLANE_INTEL": "UINT",
+        "CL_IMAGE_DX9_PLANE_INTEL": "UINT",
+    },
+    "cl_pipe_info": {
+        "CL_PIPE_PACKET_SIZE": "UINT",
+        "CL_PIPE_MAX_PACKETS": "UINT",
+        "CL_PIPE_PROPERTIES": "PROPERTIES_INTPTR cl_pipe_properties",
+    },
+    "cl_sampler_info": {
+        "CL_SAMPLER_REFERENCE_COUNT": "UINT",
+        "CL_SAMPLER_CONTEXT": "HANDLE context",
+        "CL_SAMPLER_NORMALIZED_COORDS": "BOOL",
+        "CL_SAMPLER_ADDRESSING_MODE": "ENUM cl_addressing_mode",
+        "CL_SAMPLER_FILTER_MODE": "ENUM cl_filter_mode",
+        "CL_SAMPLER_MIP_FILTER_MODE": "ENUM cl_filter_mode",
+        "CL_SAMPLER_LOD_MIN": "FLOAT",
+        "CL_SAMPLER_LOD_MAX": "FLOAT",
+        "CL_SAMPLER_PROPERTIES": "PROPERTIES cl_sampler_properties",
+    },
+    "cl_program_info": {
+        "CL_PROGRAM_REFERENCE_COUNT": "UINT",
+        "CL_PROGRAM_CONTEXT": "HANDLE context",
+        "CL_PROGRAM_NUM_DEVICES": "UINT",
+        "CL_PROGRAM_DEVICES": "HANDLE_ARRAY device",
+        "CL_PROGRAM_SOURCE": "STRING",
+        "CL_PROGRAM_BINARY_SIZES": "SIZE_ARRAY",
+        "CL_PROGRAM_BINARIES": "BINARIES",
+        "CL_PROGRAM_NUM_KERNELS": "SIZE",
+        "CL_PROGRAM_KERNEL_NAMES": "STRING",
+        "CL_PROGRAM_IL": "BYTES",
+        "CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT": "BOOL",
+        "CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT": "BOOL",
+        "CL_PROGRAM_NUM_HOST_PIPES_INTEL": "SIZE",
+        "CL_PROGRAM_HOST_PIPE_NAMES_INTEL": "STRING",
+    },
+    "cl_program_build_info": {
+        "CL_PROGRAM_BUILD_STATUS": "ENUM cl_build_status",
+        "CL_PROGRAM_BUILD_OPTIONS": "STRING",
+        "CL_PROGRAM_BUILD_LOG": "STRING",
+        "CL_PROGRAM_BINARY_TYPE": "ENUM cl_program_binary_type",
+        "CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE": "SIZE",
+    },
+    "cl_kernel_info": {
+        "CL_KERNEL_FUNCTION_NAME": "STRING",
+        "CL_KERNEL_NUM_ARGS": "UINT",
+        "CL_KERNEL_REFERENCE_COUNT": "UINT",
+        "CL_KERNEL_CONTEXT": "HANDLE context",
+        "CL_KERNEL_PROGRAM": "HANDLE program",
+        "CL_KERNEL_ATTRIBUTES": "STRING",
+        "CL_KERNEL_MAX_WARP_COUNT_ARM": "UINT",
+    },
+    "cl_kernel_work_group_info": {
+        "CL_KERNEL_WORK_GROUP_SIZE": "SIZE",
+        "CL_KERNEL_COMPILE_WORK_GROUP_SIZE": "SIZE_ARRAY",
+        "CL_KERNEL_LOCAL_MEM_SIZE": "ULONG",
+        "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE": "SIZE",
+        "CL_KERNEL_PRIVATE_MEM_SIZE": "ULONG",
+        "CL_KERNEL_GLOBAL_WORK_SIZE": "SIZE_ARRAY",
+        "CL_KERNEL_SPILL_MEM_SIZE_INTEL": "ULONG",
+        "CL_KERNEL_ALLOCATIONS_INFO_INTEL": "BYTES",
+    },
+    "cl_kernel_arg_info": {
+        "CL_KERNEL_ARG_ADDRESS_QUALIFIER":
+            "ENUM cl_kernel_arg_address_qualifier",
+        "CL_KERNEL_ARG_ACCESS_QUALIFIER":
+            "ENUM cl_kernel_arg_access_qualifier",
+        "CL_KERNEL_ARG_TYPE_NAME": "STRING",
+        "CL_KERNEL_ARG_TYPE_QUALIFIER":
+            "BITFIELD cl_kernel_arg_type_qualifier",
+        "CL_KERNEL_ARG_NAME": "STRING",
+    },
+    "cl_kernel_sub_group_info": {
+        "CL_KERNEL_MAX_NUM_SUB_GROUPS": "SIZE",
+        "CL_KERNEL_COMPILE_NUM_SUB_GROUPS": "SIZE",
+        "CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE": "SIZE",
+        "CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE": "SIZE",
+        "CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT": "SIZE_ARRAY",
+        "CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL": "SIZE",
+    },
+    "cl_event_info": {
+        "CL_EVENT_COMMAND_QUEUE": "HANDLE command_queue",
+        "CL_EVENT_COMMAND_TYPE": "ENUM cl_command_type",
+        "CL_EVENT_REFERENCE_COUNT": "UINT",
+        # A negative status is an error code.
+        "CL_EVENT_COMMAND_EXECUTION_STATUS":
+            "ENUM cl_command_execution_status",
+        "CL_EVENT_CONTEXT": "HANDLE context",
+        "CL_EVENT_COMMAND_TERMINATION_REASON_ARM":
+            "ENUM cl_command_termination_reason_arm",
+    },
+    "cl_profiling_info": {
+        "CL_PROFILING_COMMAND_QUEUED": "ULONG",
+        "CL_PROFILING_COMMAND_SUBMIT": "ULONG",
+        "CL_PROFILING_COMMAND_START": "ULONG",
+        "CL_PROFILING_COMMAND_END": "ULONG",
+        "CL_PROFILING_COMMAND_COMPLETE": "ULONG",
+    },
+}

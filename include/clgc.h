@@ -8,6 +8,7 @@
  *   clgc/common.h    export macro, version, error codes
  *   clgc/runtime.h   the runtime interface: safe regions, thread attach
  *   clgc/commands.h  metadata about every OpenCL command
+ *   clgc/names.h     error names, info queries and their types, object kinds
  *   clgc/wrappers.h  clgc_<name> for every OpenCL command (generated)
  *   clgc/queue.h     completion queues: work run on the owner thread
  *   clgc/wait.h      the cooperative wait, event notifications
@@ -30,13 +31,14 @@
  * Where a system call failed the code is CLGC_ESYSTEM and errno is kept. The
  * one other success value is CLGC_KNOWN (1) from clgc_thread_attach.
  * - Getters that cannot fail (clgc_queue_fd, clgc_strerror,
- *   clgc_command_find, clgc_thread_attached, ...) return their value, with
- *   -1 or NULL for "none" where their comment says so; clgc_call_safe
- *   returns what its function returned. */
+ *   clgc_command_find, clgc_cl_error_name, clgc_thread_attached, ...)
+ *   return their value, with -1 or NULL for "none" where their comment
+ *   says so; clgc_call_safe returns what its function returned. */
 
 #include "clgc/common.h"
 #include "clgc/runtime.h"
 #include "clgc/commands.h"
+#include "clgc/names.h"
 #include "clgc/wrappers.h"
 #include "clgc/queue.h"
 #include "clgc/wait.h"

@@ -21,6 +21,7 @@ main(void)
     }
     sr = srunner_create(clgc_make_runtime_suite());
     srunner_add_suite(sr, clgc_make_commands_suite());
+    srunner_add_suite(sr, clgc_make_names_suite());
     srunner_add_suite(sr, clgc_make_pocl_suite());
     srunner_add_suite(sr, clgc_make_forward_suite());
     srunner_add_suite(sr, clgc_make_threads_suite());

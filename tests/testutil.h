@@ -151,6 +151,7 @@ const char *test_build_log(cl_program program, cl_device_id device);
 /* Every suite, for check_main.c. */
 Suite *clgc_make_runtime_suite(void);
 Suite *clgc_make_commands_suite(void);
+Suite *clgc_make_names_suite(void);
 Suite *clgc_make_pocl_suite(void);
 Suite *clgc_make_forward_suite(void);
 Suite *clgc_make_threads_suite(void);

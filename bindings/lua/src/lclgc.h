@@ -3,7 +3,8 @@
  * errors, handles and worker jobs; lplatform.c: platforms, devices,
  * contexts and command queues; lprogram.c: programs and kernels; lmem.c:
  * buffers and raw memory; levent.c: events, waits and callbacks;
- * lgeneric.c: every other command through clgc's metadata). The scheduler
+ * lgeneric.c: every other command through clgc's metadata; linfo.c: the
+ * info queries of every object, by clgc's tables of names). The scheduler
  * is Lua code, in clgc.lua.
  *
  * A lua_State is single-threaded: nothing here touches one from any thread
@@ -126,5 +127,6 @@ void lclgc_open_program(lua_State *L);
 void lclgc_open_mem(lua_State *L);
 void lclgc_open_event(lua_State *L);
 void lclgc_open_generic(lua_State *L);
+void lclgc_open_info(lua_State *L);
 
 #endif /* LCLGC_H */

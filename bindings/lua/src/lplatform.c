@@ -1,110 +1,10 @@
-/* Platforms, devices and their info queries; contexts and command queues. */
+/* Platforms and devices; contexts and command queues. Their info queries
+ * are in linfo.c. */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "lclgc.h"
-
-/* Info parameters by name, with the type their value has. */
-enum lclgc_info_type { T_STRING, T_UINT, T_ULONG, T_SIZE, T_BOOL, T_TYPE };
-
-struct lclgc_info {
-    const char *name;
-    cl_uint param;
-    enum lclgc_info_type type;
-};
-
-static const struct lclgc_info lclgc_platform_params[] = {
-    {"name", CL_PLATFORM_NAME, T_STRING},
-    {"vendor", CL_PLATFORM_VENDOR, T_STRING},
-    {"version", CL_PLATFORM_VERSION, T_STRING},
-    {"profile", CL_PLATFORM_PROFILE, T_STRING},
-    {"extensions", CL_PLATFORM_EXTENSIONS, T_STRING},
-    {NULL, 0, 0}};
-
-static const struct lclgc_info lclgc_device_params[] = {
-    {"name", CL_DEVICE_NAME, T_STRING},
-    {"vendor", CL_DEVICE_VENDOR, T_STRING},
-    {"version", CL_DEVICE_VERSION, T_STRING},
-    {"driver_version", CL_DRIVER_VERSION, T_STRING},
-    {"extensions", CL_DEVICE_EXTENSIONS, T_STRING},
-    {"type", CL_DEVICE_TYPE, T_TYPE},
-    {"max_compute_units", CL_DEVICE_MAX_COMPUTE_UNITS, T_UINT},
-    {"max_clock_frequency", CL_DEVICE_MAX_CLOCK_FREQUENCY, T_UINT},
-    {"global_mem_size", CL_DEVICE_GLOBAL_MEM_SIZE, T_ULONG},
-    {"local_mem_size", CL_DEVICE_LOCAL_MEM_SIZE, T_ULONG},
-    {"max_mem_alloc_size", CL_DEVICE_MAX_MEM_ALLOC_SIZE, T_ULONG},
-    {"max_work_group_size", CL_DEVICE_MAX_WORK_GROUP_SIZE, T_SIZE},
-    {"available", CL_DEVICE_AVAILABLE, T_BOOL},
-    {"compiler_available", CL_DEVICE_COMPILER_AVAILABLE, T_BOOL},
-    {NULL, 0, 0}};
-
-/* Push the value of an info query made by get(obj, param, size, value,
- * size_ret); raise a Lua error naming fn on failure. */
-static int
-lclgc_push_info(lua_State *L, const char *fn, void *obj,
-                const struct lclgc_info *table, int idx,
-                cl_int (*get)(void *, cl_uint, size_t, void *, size_t *))
-{
-    const char *name = lclgc_checkstr(L, idx, NULL, fn);
-    const struct lclgc_info *i;
-    size_t size = 0;
-    cl_int err;
-    char *buf;
-
-    for (i = table; i->name != NULL; i++)
-        if (strcmp(i->name, name) == 0)
-            break;
-    if (i->name == NULL)
-        return lclgc_error(L, "%s: unknown info name '%s'", fn, name);
-    err = get(obj, i->param, 0, NULL, &size);
-    if (err != CL_SUCCESS)
-        return lclgc_cl_error(L, fn, err);
-    buf = lua_newuserdatauv(L, size + 1, 0); /* freed by Lua's collector */
-    err = get(obj, i->param, size, buf, NULL);
-    if (err != CL_SUCCESS)
-        return lclgc_cl_error(L, fn, err);
-    switch (i->type) {
-    case T_STRING:
-        buf[size] = 0;
-        lua_pushstring(L, buf);
-        break;
-    case T_UINT:
-        lua_pushinteger(L, *(cl_uint *)(void *)buf);
-        break;
-    case T_ULONG:
-        lua_pushinteger(L, (lua_Integer) * (cl_ulong *)(void *)buf);
-        break;
-    case T_SIZE:
-        lua_pushinteger(L, (lua_Integer) * (size_t *)(void *)buf);
-        break;
-    case T_BOOL:
-        lua_pushboolean(L, *(cl_bool *)(void *)buf);
-        break;
-    case T_TYPE: {
-        cl_device_type t = *(cl_device_type *)(void *)buf;
-
-        lua_pushstring(L, (t & CL_DEVICE_TYPE_GPU)           ? "gpu"
-                          : (t & CL_DEVICE_TYPE_CPU)         ? "cpu"
-                          : (t & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator"
-                                                             : "custom");
-        break;
-    }
-    }
-    return 1;
-}
-
-static cl_int
-lclgc_get_platform_info(void *o, cl_uint p, size_t s, void *v, size_t *r)
-{
-    return clgc_clGetPlatformInfo(o, p, s, v, r);
-}
-
-static cl_int
-lclgc_get_device_info(void *o, cl_uint p, size_t s, void *v, size_t *r)
-{
-    return clgc_clGetDeviceInfo(o, p, s, v, r);
-}
 
 /* platforms() -> { Platform... } */
 static int
@@ -127,15 +27,6 @@ lclgc_platforms(lua_State *L)
         lua_rawseti(L, -2, i + 1);
     }
     return 1;
-}
-
-static int
-lclgc_platform_info(lua_State *L)
-{
-    void *p = lclgc_check(L, 1, LCLGC_PLATFORM, "clgc.Platform:info");
-
-    return lclgc_push_info(L, "clgc.Platform:info", p, lclgc_platform_params, 2,
-                           lclgc_get_platform_info);
 }
 
 /* Platform:devices([type]) -> { Device... } */
@@ -168,15 +59,6 @@ lclgc_platform_devices(lua_State *L)
         lua_rawseti(L, -2, i + 1);
     }
     return 1;
-}
-
-static int
-lclgc_device_info(lua_State *L)
-{
-    void *d = lclgc_check(L, 1, LCLGC_DEVICE, "clgc.Device:info");
-
-    return lclgc_push_info(L, "clgc.Device:info", d, lclgc_device_params, 2,
-                           lclgc_get_device_info);
 }
 
 /* Devices given as one Device or a table of them, in a userdata (freed by
@@ -301,11 +183,9 @@ lclgc_queue_finish(lua_State *L)
 void
 lclgc_open_platform(lua_State *L)
 {
-    static const luaL_Reg platform[] = {{"info", lclgc_platform_info},
-                                        {"devices", lclgc_platform_devices},
+    static const luaL_Reg platform[] = {{"devices", lclgc_platform_devices},
                                         {NULL, NULL}};
-    static const luaL_Reg device[] = {{"info", lclgc_device_info},
-                                      {NULL, NULL}};
+    static const luaL_Reg device[] = {{NULL, NULL}};
     static const luaL_Reg context[] = {{"queue", lclgc_context_queue},
                                        {"devices", lclgc_context_devices},
                                        {NULL, NULL}};

@@ -17,87 +17,14 @@
 /* ------------------------------------------------------------------------
  * Error names */
 
-static const struct {
-    cl_int code;
-    const char *name;
-} cl_errors[] = {
-#define E(x)                                                                   \
-    {                                                                          \
-        x, #x                                                                  \
-    }
-    E(CL_SUCCESS),
-    E(CL_DEVICE_NOT_FOUND),
-    E(CL_DEVICE_NOT_AVAILABLE),
-    E(CL_COMPILER_NOT_AVAILABLE),
-    E(CL_MEM_OBJECT_ALLOCATION_FAILURE),
-    E(CL_OUT_OF_RESOURCES),
-    E(CL_OUT_OF_HOST_MEMORY),
-    E(CL_PROFILING_INFO_NOT_AVAILABLE),
-    E(CL_MEM_COPY_OVERLAP),
-    E(CL_IMAGE_FORMAT_MISMATCH),
-    E(CL_IMAGE_FORMAT_NOT_SUPPORTED),
-    E(CL_BUILD_PROGRAM_FAILURE),
-    E(CL_MAP_FAILURE),
-    E(CL_MISALIGNED_SUB_BUFFER_OFFSET),
-    E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST),
-    E(CL_COMPILE_PROGRAM_FAILURE),
-    E(CL_LINKER_NOT_AVAILABLE),
-    E(CL_LINK_PROGRAM_FAILURE),
-    E(CL_DEVICE_PARTITION_FAILED),
-    E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
-    E(CL_INVALID_VALUE),
-    E(CL_INVALID_DEVICE_TYPE),
-    E(CL_INVALID_PLATFORM),
-    E(CL_INVALID_DEVICE),
-    E(CL_INVALID_CONTEXT),
-    E(CL_INVALID_QUEUE_PROPERTIES),
-    E(CL_INVALID_COMMAND_QUEUE),
-    E(CL_INVALID_HOST_PTR),
-    E(CL_INVALID_MEM_OBJECT),
-    E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR),
-    E(CL_INVALID_IMAGE_SIZE),
-    E(CL_INVALID_SAMPLER),
-    E(CL_INVALID_BINARY),
-    E(CL_INVALID_BUILD_OPTIONS),
-    E(CL_INVALID_PROGRAM),
-    E(CL_INVALID_PROGRAM_EXECUTABLE),
-    E(CL_INVALID_KERNEL_NAME),
-    E(CL_INVALID_KERNEL_DEFINITION),
-    E(CL_INVALID_KERNEL),
-    E(CL_INVALID_ARG_INDEX),
-    E(CL_INVALID_ARG_VALUE),
-    E(CL_INVALID_ARG_SIZE),
-    E(CL_INVALID_KERNEL_ARGS),
-    E(CL_INVALID_WORK_DIMENSION),
-    E(CL_INVALID_WORK_GROUP_SIZE),
-    E(CL_INVALID_WORK_ITEM_SIZE),
-    E(CL_INVALID_GLOBAL_OFFSET),
-    E(CL_INVALID_EVENT_WAIT_LIST),
-    E(CL_INVALID_EVENT),
-    E(CL_INVALID_OPERATION),
-    E(CL_INVALID_GL_OBJECT),
-    E(CL_INVALID_BUFFER_SIZE),
-    E(CL_INVALID_MIP_LEVEL),
-    E(CL_INVALID_GLOBAL_WORK_SIZE),
-    E(CL_INVALID_PROPERTY),
-    E(CL_INVALID_IMAGE_DESCRIPTOR),
-    E(CL_INVALID_COMPILER_OPTIONS),
-    E(CL_INVALID_LINKER_OPTIONS),
-    E(CL_INVALID_DEVICE_PARTITION_COUNT),
-    E(CL_INVALID_PIPE_SIZE),
-    E(CL_INVALID_DEVICE_QUEUE),
-    E(CL_INVALID_SPEC_ID),
-    E(CL_MAX_SIZE_RESTRICTION_EXCEEDED),
-#undef E
-};
-
+/* The name of an OpenCL error code, from clgc's table of every code in the
+ * registry; "CL_UNKNOWN_ERROR" for a code it lacks. */
 static const char *
 cl_error_name(cl_int code)
 {
-    for (size_t i = 0; i < sizeof(cl_errors) / sizeof(cl_errors[0]); i++)
-        if (cl_errors[i].code == code)
-            return cl_errors[i].name;
-    return "CL_UNKNOWN_ERROR";
+    const char *name = clgc_cl_error_name(code);
+
+    return name != NULL ? name : "CL_UNKNOWN_ERROR";
 }
 
 /* The Scheme half's raiser, (%raise-clgc-error name code who log cause
@@ -434,7 +361,7 @@ handle_pointer(SCM obj)
 }
 
 /* ------------------------------------------------------------------------
- * Platforms, devices, info */
+ * Platforms, devices */
 
 static SCM
 platforms(void)
@@ -454,42 +381,6 @@ platforms(void)
     return l;
 }
 
-static SCM
-info_string(cl_int (*get)(void *, cl_uint, size_t, void *, size_t *), void *h,
-            cl_uint param, const char *who)
-{
-    size_t size = 0;
-    char *buf;
-    SCM s;
-    cl_int err = get(h, param, 0, NULL, &size);
-
-    CHECK_CL(err, who);
-    buf = malloc(size + 1);
-    if (buf == NULL)
-        raise_cl(CL_OUT_OF_HOST_MEMORY, who);
-    err = get(h, param, size, buf, NULL);
-    buf[size] = 0;
-    if (err != CL_SUCCESS) {
-        free(buf);
-        raise_cl(err, who);
-    }
-    s = scm_from_utf8_string(buf);
-    free(buf);
-    return s;
-}
-
-static cl_int
-get_platform_info(void *h, cl_uint p, size_t s, void *v, size_t *r)
-{
-    return clgc_clGetPlatformInfo(h, p, s, v, r);
-}
-
-static cl_int
-get_device_info(void *h, cl_uint p, size_t s, void *v, size_t *r)
-{
-    return clgc_clGetDeviceInfo(h, p, s, v, r);
-}
-
 /* A wrong-type-arg error unless ok. */
 static void
 validate(const char *who, int ok, SCM v, int pos, const char *what)
@@ -502,28 +393,6 @@ static int
 sym_is(SCM sym, const char *name)
 {
     return scm_is_eq(sym, scm_from_utf8_symbol(name));
-}
-
-static SCM
-platform_info(SCM platform, SCM key)
-{
-    void *p = unwrap(K_PLATFORM, platform, 1, "platform-info");
-    static const struct {
-        const char *name;
-        cl_uint param;
-    } keys[] = {{"name", CL_PLATFORM_NAME},
-                {"vendor", CL_PLATFORM_VENDOR},
-                {"version", CL_PLATFORM_VERSION},
-                {"profile", CL_PLATFORM_PROFILE},
-                {"extensions", CL_PLATFORM_EXTENSIONS}};
-
-    SCM_ASSERT_TYPE(scm_is_symbol(key), key, 2, "platform-info", "symbol");
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        if (sym_is(key, keys[i].name))
-            return info_string(get_platform_info, p, keys[i].param,
-                               "platform-info");
-    scm_misc_error("platform-info", "unknown key: ~S", scm_list_1(key));
-    return SCM_UNSPECIFIED;
 }
 
 static SCM
@@ -561,67 +430,441 @@ devices(SCM platform, SCM type)
     return l;
 }
 
+/* ------------------------------------------------------------------------
+ * Info queries, by the registry's names and types (clgc/names.h) */
+
+/* What a query asks besides its object: nothing, a device, or an argument
+ * index. */
+enum info_extra { EXTRA_NONE, EXTRA_DEVICE, EXTRA_ARG };
+
+typedef cl_int (*info_get)(void *obj, const void *extra, cl_uint param,
+                           size_t size, void *value, size_t *size_ret);
+
+struct info_proc {
+    const char *who;    /* "device-info" */
+    const char *family; /* "cl_device_info" */
+    enum kind kind;
+    info_get get;
+    enum info_extra extra;
+};
+
+/* The binding's kind of each object kind of clgc's tables, and how to take
+ * a reference of the wrapper's own on one (platforms and root devices have
+ * none; the binding makes no sub-devices). A kind the binding lacks comes
+ * back as a pointer. */
+static const struct {
+    const char *name;
+    enum kind kind;
+    cl_int (*retain)(void *obj);
+} info_kinds[] = {
+    {"platform", K_PLATFORM, NULL},
+    {"device", K_DEVICE, NULL},
+    {"context", K_CONTEXT, (cl_int(*)(void *))clgc_clRetainContext},
+    {"command_queue", K_QUEUE, (cl_int(*)(void *))clgc_clRetainCommandQueue},
+    {"mem", K_MEM, (cl_int(*)(void *))clgc_clRetainMemObject},
+    {"program", K_PROGRAM, (cl_int(*)(void *))clgc_clRetainProgram},
+    {"kernel", K_KERNEL, (cl_int(*)(void *))clgc_clRetainKernel},
+    {"event", K_EVENT, (cl_int(*)(void *))clgc_clRetainEvent},
+};
+
+/* The handle h of kind name as an object holding its own reference, or #f
+ * for NULL. */
 static SCM
-device_info(SCM device, SCM key)
+info_handle(const char *name, void *h, const char *who)
 {
-    void *d = unwrap(K_DEVICE, device, 1, "device-info");
-    static const struct {
-        const char *name;
-        cl_uint param;
-        char kind; /* s string, u cl_uint, l cl_ulong, z size_t, t type */
-    } keys[] = {
-        {"name", CL_DEVICE_NAME, 's'},
-        {"vendor", CL_DEVICE_VENDOR, 's'},
-        {"version", CL_DEVICE_VERSION, 's'},
-        {"driver-version", CL_DRIVER_VERSION, 's'},
-        {"extensions", CL_DEVICE_EXTENSIONS, 's'},
-        {"max-compute-units", CL_DEVICE_MAX_COMPUTE_UNITS, 'u'},
-        {"max-work-group-size", CL_DEVICE_MAX_WORK_GROUP_SIZE, 'z'},
-        {"global-mem-size", CL_DEVICE_GLOBAL_MEM_SIZE, 'l'},
-        {"local-mem-size", CL_DEVICE_LOCAL_MEM_SIZE, 'l'},
-        {"type", CL_DEVICE_TYPE, 't'},
-    };
-
-    SCM_ASSERT_TYPE(scm_is_symbol(key), key, 2, "device-info", "symbol");
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        cl_ulong l = 0;
-        cl_uint u = 0;
-        size_t z = 0;
-
-        if (!sym_is(key, keys[i].name))
+    if (h == NULL)
+        return SCM_BOOL_F;
+    for (size_t i = 0; i < sizeof(info_kinds) / sizeof(info_kinds[0]); i++) {
+        if (strcmp(info_kinds[i].name, name) != 0)
             continue;
-        switch (keys[i].kind) {
-        case 's':
-            return info_string(get_device_info, d, keys[i].param,
-                               "device-info");
-        case 'u':
-            CHECK_CL(
-                clgc_clGetDeviceInfo(d, keys[i].param, sizeof(u), &u, NULL),
-                "device-info");
-            return scm_from_uint32(u);
-        case 'z':
-            CHECK_CL(
-                clgc_clGetDeviceInfo(d, keys[i].param, sizeof(z), &z, NULL),
-                "device-info");
-            return scm_from_size_t(z);
-        case 'l':
-            CHECK_CL(
-                clgc_clGetDeviceInfo(d, keys[i].param, sizeof(l), &l, NULL),
-                "device-info");
-            return scm_from_uint64(l);
-        default:
-            CHECK_CL(
-                clgc_clGetDeviceInfo(d, keys[i].param, sizeof(l), &l, NULL),
-                "device-info");
-            return scm_from_utf8_symbol(l & CL_DEVICE_TYPE_GPU   ? "gpu"
-                                        : l & CL_DEVICE_TYPE_CPU ? "cpu"
-                                        : l & CL_DEVICE_TYPE_ACCELERATOR
-                                            ? "accelerator"
-                                            : "custom");
-        }
+        if (info_kinds[i].retain != NULL)
+            CHECK_CL(info_kinds[i].retain(h), who);
+        return wrap(info_kinds[i].kind, h);
     }
-    scm_misc_error("device-info", "unknown key: ~S", scm_list_1(key));
-    return SCM_UNSPECIFIED;
+    return scm_from_pointer(h, NULL);
+}
+
+/* A 32-bit enum value: its name as a symbol, or the integer where the
+ * group has no name for it (a negative execution status is an error). */
+static SCM
+info_enum(const char *group, int32_t v)
+{
+    const char *name = clgc_enum_name(clgc_enum_group_find(group), v);
+
+    return name != NULL ? scm_from_utf8_symbol(name) : scm_from_int32(v);
+}
+
+/* A bitfield: the names of its set flags as symbols, in bit order; a bit
+ * the group does not name as its value. */
+static SCM
+info_bits(const char *group, uint64_t bits)
+{
+    const clgc_enum_group_t *g = clgc_enum_group_find(group);
+    SCM l = SCM_EOL;
+
+    for (int b = 63; b >= 0; b--) {
+        uint64_t bit = (uint64_t)1 << b;
+        const char *name;
+
+        if (!(bits & bit))
+            continue;
+        name = clgc_enum_name(g, (int64_t)bit);
+        l = scm_cons(name != NULL ? scm_from_utf8_symbol(name)
+                                  : scm_from_uint64(bit),
+                     l);
+    }
+    return l;
+}
+
+/* The i-th of the elements of `unit` bytes at buf, as the type says. */
+static SCM
+info_element(const clgc_info_t *info, const char *buf, size_t i, size_t unit,
+             const char *who)
+{
+    const void *v = buf + i * unit;
+
+    switch (info->type) {
+    case CLGC_INFO_STRING_ARRAY:
+        return str_or_false(*(const char *const *)v);
+    case CLGC_INFO_UINT_ARRAY:
+        return scm_from_uint32(*(const uint32_t *)v);
+    case CLGC_INFO_ULONG_ARRAY:
+    case CLGC_INFO_PROPERTIES:
+        return scm_from_uint64(*(const uint64_t *)v);
+    case CLGC_INFO_SIZE_ARRAY:
+        return scm_from_size_t(*(const size_t *)v);
+    case CLGC_INFO_PROPERTIES_INTPTR:
+        return scm_from_intptr_t(*(const intptr_t *)v);
+    case CLGC_INFO_ENUM_ARRAY:
+        return info_enum(info->group, *(const int32_t *)v);
+    case CLGC_INFO_HANDLE_ARRAY:
+        return info_handle(info->group, *(void *const *)v, who);
+    case CLGC_INFO_NAME_VERSION_ARRAY: {
+        const cl_name_version *nv = v;
+
+        return scm_cons(scm_from_utf8_stringn(
+                            nv->name, strnlen(nv->name, sizeof(nv->name))),
+                        scm_from_uint32(nv->version));
+    }
+    default:
+        return SCM_BOOL_F;
+    }
+}
+
+/* One value of a scalar type, whole at v. */
+static SCM
+info_scalar(const clgc_info_t *info, const void *v, const char *who)
+{
+    switch (info->type) {
+    case CLGC_INFO_BOOL:
+        return scm_from_bool(*(const cl_bool *)v != CL_FALSE);
+    case CLGC_INFO_INT:
+        return scm_from_int32(*(const int32_t *)v);
+    case CLGC_INFO_UINT:
+        return scm_from_uint32(*(const uint32_t *)v);
+    case CLGC_INFO_ULONG:
+        return scm_from_uint64(*(const uint64_t *)v);
+    case CLGC_INFO_SIZE:
+        return scm_from_size_t(*(const size_t *)v);
+    case CLGC_INFO_FLOAT:
+        return scm_from_double(*(const cl_float *)v);
+    case CLGC_INFO_POINTER:
+        return *(void *const *)v == NULL
+                   ? SCM_BOOL_F
+                   : scm_from_pointer(*(void *const *)v, NULL);
+    case CLGC_INFO_BITFIELD:
+        return info_bits(info->group, *(const uint64_t *)v);
+    case CLGC_INFO_ENUM:
+        return info_enum(info->group, *(const int32_t *)v);
+    case CLGC_INFO_HANDLE:
+        return info_handle(info->group, *(void *const *)v, who);
+    case CLGC_INFO_IMAGE_FORMAT: {
+        const cl_image_format *f = v;
+
+        return scm_cons(
+            info_enum("cl_channel_order", (int32_t)f->image_channel_order),
+            info_enum("cl_channel_type", (int32_t)f->image_channel_data_type));
+    }
+    default:
+        scm_misc_error(who, "~A: no conversion for its type",
+                       scm_list_1(scm_from_utf8_string(info->name)));
+        return SCM_BOOL_F;
+    }
+}
+
+/* The value of info, size bytes at buf (malloc'd: freed on a non-local
+ * exit by the dynwind the caller opened). */
+static SCM
+info_value(const clgc_info_t *info, const char *buf, size_t size,
+           const char *who)
+{
+    size_t unit = clgc_info_type_size(info->type),
+           n = unit ? size / unit : size;
+    SCM l = SCM_EOL;
+
+    switch (info->type) {
+    case CLGC_INFO_STRING:
+        return scm_from_utf8_stringn(buf, strnlen(buf, size));
+    case CLGC_INFO_BYTES: {
+        SCM bv = scm_c_make_bytevector(size);
+
+        memcpy(SCM_BYTEVECTOR_CONTENTS(bv), buf, size);
+        return bv;
+    }
+    case CLGC_INFO_STRING_ARRAY:
+    case CLGC_INFO_UINT_ARRAY:
+    case CLGC_INFO_ULONG_ARRAY:
+    case CLGC_INFO_SIZE_ARRAY:
+    case CLGC_INFO_PROPERTIES:
+    case CLGC_INFO_PROPERTIES_INTPTR:
+    case CLGC_INFO_ENUM_ARRAY:
+    case CLGC_INFO_HANDLE_ARRAY:
+    case CLGC_INFO_NAME_VERSION_ARRAY:
+        while (n-- > 0)
+            l = scm_cons(info_element(info, buf, n, unit, who), l);
+        return l;
+    default:
+        break;
+    }
+    /* A bitfield in 32 bits: PoCL 3.1 answers
+     * CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES so. */
+    if (info->type == CLGC_INFO_BITFIELD && size == 4)
+        return info_bits(info->group, *(const uint32_t *)(const void *)buf);
+    if (n < 1)
+        scm_misc_error(who, "~A: the driver returned ~A bytes, ~A expected",
+                       scm_list_3(scm_from_utf8_string(info->name),
+                                  scm_from_size_t(size),
+                                  scm_from_size_t(unit)));
+    return info_scalar(info, buf, who);
+}
+
+/* CL_PROGRAM_BINARIES in *out: one bytevector per device of the program,
+ * as long as CL_PROGRAM_BINARY_SIZES says (the caller allocates them).
+ * Returns OpenCL's code. */
+static cl_int
+info_binaries(const struct info_proc *p, void *obj, const void *extra, SCM *out)
+{
+    size_t size = 0, n;
+    size_t *sizes;
+    unsigned char **bins;
+    SCM *bvs;
+    cl_int err = p->get(obj, extra, CL_PROGRAM_BINARY_SIZES, 0, NULL, &size);
+
+    if (err != CL_SUCCESS)
+        return err;
+    n = size / sizeof(size_t);
+    sizes = scm_gc_malloc_pointerless(size + sizeof(size_t), "binary sizes");
+    err = p->get(obj, extra, CL_PROGRAM_BINARY_SIZES, size, sizes, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    bins = scm_gc_malloc((n + 1) * sizeof(*bins), "binaries");
+    bvs = scm_gc_malloc((n + 1) * sizeof(*bvs), "binaries");
+    for (size_t i = 0; i < n; i++) {
+        bvs[i] = scm_c_make_bytevector(sizes[i]);
+        bins[i] = (unsigned char *)SCM_BYTEVECTOR_CONTENTS(bvs[i]);
+    }
+    err =
+        p->get(obj, extra, CL_PROGRAM_BINARIES, n * sizeof(*bins), bins, NULL);
+    *out = SCM_EOL;
+    while (err == CL_SUCCESS && n-- > 0)
+        *out = scm_cons(bvs[n], *out);
+    return err;
+}
+
+/* The value of the query info of obj in *out; returns OpenCL's code. */
+static cl_int
+info_fetch(const struct info_proc *p, void *obj, const void *extra,
+           const clgc_info_t *info, SCM *out)
+{
+    size_t size = 0;
+    char *buf;
+    cl_int err;
+
+    if (info->type == CLGC_INFO_BINARIES)
+        return info_binaries(p, obj, extra, out);
+    err = p->get(obj, extra, info->value, 0, NULL, &size);
+    if (err != CL_SUCCESS)
+        return err;
+    scm_dynwind_begin(0);
+    buf = scm_malloc(size + 1);
+    scm_dynwind_free(buf);
+    /* An empty value is not asked for again: PoCL 3.1 copies
+     * CL_CONTEXT_PROPERTIES from NULL when the context has none. */
+    if (size > 0)
+        err = p->get(obj, extra, info->value, size, buf, NULL);
+    buf[size] = '\0';
+    if (err == CL_SUCCESS)
+        *out = info_value(info, buf, size, p->who);
+    scm_dynwind_end();
+    return err;
+}
+
+/* The query of p's family that key (a symbol) names. */
+static const clgc_info_t *
+info_lookup(const struct info_proc *p, SCM key, int pos)
+{
+    const clgc_info_t *info;
+    char *name;
+
+    SCM_ASSERT_TYPE(scm_is_symbol(key), key, pos, p->who, "symbol");
+    name = scm_to_utf8_string(scm_symbol_to_string(key));
+    info = clgc_info_find(clgc_info_family_find(p->family), name);
+    free(name);
+    if (info == NULL)
+        scm_misc_error(p->who, "unknown info key ~S (not a ~A)",
+                       scm_list_2(key, scm_from_utf8_string(p->family)));
+    return info;
+}
+
+/* (<proc> obj [extra] key) for the procedure p. */
+static SCM
+info_call(const struct info_proc *p, SCM obj, SCM extra, SCM key)
+{
+    void *h = unwrap(p->kind, obj, 1, p->who);
+    const void *x = NULL;
+    cl_uint index = 0;
+
+    if (p->extra == EXTRA_DEVICE) {
+        x = unwrap(K_DEVICE, extra, 2, p->who);
+    } else if (p->extra == EXTRA_ARG) {
+        index = scm_to_uint32(extra);
+        x = &index;
+    }
+    const clgc_info_t *info;
+    SCM v = SCM_BOOL_F;
+
+    info = info_lookup(p, key, p->extra == EXTRA_NONE ? 2 : 3);
+    CHECK_CL(info_fetch(p, h, x, info, &v), p->who);
+    return v;
+}
+
+#define GETTER(f, call)                                                        \
+    static cl_int f(void *o, const void *x, cl_uint p, size_t s, void *v,      \
+                    size_t *r)                                                 \
+    {                                                                          \
+        (void)x;                                                               \
+        return call;                                                           \
+    }
+GETTER(get_platform_info, clgc_clGetPlatformInfo(o, p, s, v, r))
+GETTER(get_device_info, clgc_clGetDeviceInfo(o, p, s, v, r))
+GETTER(get_context_info, clgc_clGetContextInfo(o, p, s, v, r))
+GETTER(get_queue_info, clgc_clGetCommandQueueInfo(o, p, s, v, r))
+GETTER(get_mem_info, clgc_clGetMemObjectInfo(o, p, s, v, r))
+GETTER(get_program_info, clgc_clGetProgramInfo(o, p, s, v, r))
+GETTER(get_build_info,
+       clgc_clGetProgramBuildInfo(o, (cl_device_id)x, p, s, v, r))
+GETTER(get_kernel_info, clgc_clGetKernelInfo(o, p, s, v, r))
+GETTER(get_work_group_info,
+       clgc_clGetKernelWorkGroupInfo(o, (cl_device_id)x, p, s, v, r))
+GETTER(get_arg_info,
+       clgc_clGetKernelArgInfo(o, *(const cl_uint *)x, p, s, v, r))
+GETTER(get_event_info, clgc_clGetEventInfo(o, p, s, v, r))
+GETTER(get_profiling_info, clgc_clGetEventProfilingInfo(o, p, s, v, r))
+#undef GETTER
+
+/* The procedures, by index; the first of each kind is the family of its
+ * object (info-alist's). */
+static const struct info_proc info_procs[] = {
+    {"platform-info", "cl_platform_info", K_PLATFORM, get_platform_info,
+     EXTRA_NONE},
+    {"device-info", "cl_device_info", K_DEVICE, get_device_info, EXTRA_NONE},
+    {"context-info", "cl_context_info", K_CONTEXT, get_context_info,
+     EXTRA_NONE},
+    {"command-queue-info", "cl_command_queue_info", K_QUEUE, get_queue_info,
+     EXTRA_NONE},
+    {"mem-info", "cl_mem_info", K_MEM, get_mem_info, EXTRA_NONE},
+    {"program-info", "cl_program_info", K_PROGRAM, get_program_info,
+     EXTRA_NONE},
+    {"kernel-info", "cl_kernel_info", K_KERNEL, get_kernel_info, EXTRA_NONE},
+    {"event-info", "cl_event_info", K_EVENT, get_event_info, EXTRA_NONE},
+    {"event-profiling-info", "cl_profiling_info", K_EVENT, get_profiling_info,
+     EXTRA_NONE},
+    {"program-build-info", "cl_program_build_info", K_PROGRAM, get_build_info,
+     EXTRA_DEVICE},
+    {"kernel-work-group-info", "cl_kernel_work_group_info", K_KERNEL,
+     get_work_group_info, EXTRA_DEVICE},
+    {"kernel-arg-info", "cl_kernel_arg_info", K_KERNEL, get_arg_info,
+     EXTRA_ARG},
+};
+
+#define INFO_PROC(f, i)                                                        \
+    static SCM f(SCM obj, SCM key)                                             \
+    {                                                                          \
+        return info_call(&info_procs[i], obj, SCM_UNDEFINED, key);             \
+    }
+INFO_PROC(platform_info, 0)
+INFO_PROC(device_info, 1)
+INFO_PROC(context_info, 2)
+INFO_PROC(command_queue_info, 3)
+INFO_PROC(mem_info, 4)
+INFO_PROC(program_info, 5)
+INFO_PROC(kernel_info, 6)
+INFO_PROC(event_info, 7)
+INFO_PROC(event_profiling_info, 8)
+#undef INFO_PROC
+#define INFO_PROC(f, i)                                                        \
+    static SCM f(SCM obj, SCM extra, SCM key)                                  \
+    {                                                                          \
+        return info_call(&info_procs[i], obj, extra, key);                     \
+    }
+INFO_PROC(program_build_info, 9)
+INFO_PROC(kernel_work_group_info, 10)
+INFO_PROC(kernel_arg_info, 11)
+#undef INFO_PROC
+
+/* (info-names family): the registry's names of a family ('cl_device_info)
+ * in its order, each with the type of its value: ((CL_DEVICE_TYPE .
+ * bitfield) ...), the types of clgc/names.h. */
+static SCM
+info_names(SCM family)
+{
+    const clgc_info_family_t *f;
+    char *name;
+    SCM l = SCM_EOL;
+
+    SCM_ASSERT_TYPE(scm_is_symbol(family), family, 1, "info-names", "symbol");
+    name = scm_to_utf8_string(scm_symbol_to_string(family));
+    f = clgc_info_family_find(name);
+    free(name);
+    if (f == NULL)
+        scm_misc_error("info-names", "unknown info family ~S",
+                       scm_list_1(family));
+    for (size_t i = f->count; i-- > 0;)
+        l = scm_acons(
+            scm_from_utf8_symbol(f->infos[i].name),
+            scm_from_utf8_symbol(clgc_info_type_name(f->infos[i].type)), l);
+    return l;
+}
+
+/* (info-alist obj): every query of obj's family (platform, device,
+ * context, command queue, mem object, program, kernel or event) that the
+ * driver answers, as (CL_NAME . value) in the registry's order. A query it
+ * refuses (one the device lacks) is left out. */
+static SCM
+info_alist(SCM obj)
+{
+    int k = kind_of(obj);
+    const struct info_proc *p = NULL;
+    const clgc_info_family_t *f;
+    SCM l = SCM_EOL;
+
+    for (size_t i = 0; k >= 0 && i < sizeof(info_procs) / sizeof(info_procs[0]);
+         i++)
+        if (info_procs[i].kind == (enum kind)k) {
+            p = &info_procs[i];
+            break;
+        }
+    if (p == NULL)
+        scm_wrong_type_arg_msg("info-alist", 1, obj, "OpenCL object");
+    f = clgc_info_family_find(p->family);
+    for (size_t i = f->count; i-- > 0;) {
+        SCM v = SCM_BOOL_F;
+
+        if (info_fetch(p, unwrap(p->kind, obj, 1, "info-alist"), NULL,
+                       &f->infos[i], &v) == CL_SUCCESS)
+            l = scm_acons(scm_from_utf8_symbol(f->infos[i].name), v, l);
+    }
+    return l;
 }
 
 /* ------------------------------------------------------------------------
@@ -1639,6 +1882,19 @@ scm_init_clgc(void)
     scm_c_define_gsubr("platform-info", 2, 0, 0, platform_info);
     scm_c_define_gsubr("devices", 1, 1, 0, devices);
     scm_c_define_gsubr("device-info", 2, 0, 0, device_info);
+    scm_c_define_gsubr("context-info", 2, 0, 0, context_info);
+    scm_c_define_gsubr("command-queue-info", 2, 0, 0, command_queue_info);
+    scm_c_define_gsubr("mem-info", 2, 0, 0, mem_info);
+    scm_c_define_gsubr("program-info", 2, 0, 0, program_info);
+    scm_c_define_gsubr("program-build-info", 3, 0, 0, program_build_info);
+    scm_c_define_gsubr("kernel-info", 2, 0, 0, kernel_info);
+    scm_c_define_gsubr("kernel-work-group-info", 3, 0, 0,
+                       kernel_work_group_info);
+    scm_c_define_gsubr("kernel-arg-info", 3, 0, 0, kernel_arg_info);
+    scm_c_define_gsubr("event-info", 2, 0, 0, event_info);
+    scm_c_define_gsubr("event-profiling-info", 2, 0, 0, event_profiling_info);
+    scm_c_define_gsubr("info-alist", 1, 0, 0, info_alist);
+    scm_c_define_gsubr("info-names", 1, 0, 0, info_names);
     scm_c_define_gsubr("make-context", 1, 0, 0, make_context);
     scm_c_define_gsubr("make-command-queue", 2, 1, 0, make_queue);
     scm_c_define_gsubr("make-program", 2, 0, 0, make_program);

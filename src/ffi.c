@@ -220,8 +220,11 @@ clgc__closure_run(void *p)
     return NULL;
 }
 
-/* libffi calls this for every call of a closure's code. Once the handler
- * has returned it reads only its own frame, unless the closure is still
+/* libffi calls this for every call of a closure's code. Its first touch
+ * of the closure is the increment that counts the call in: from there on
+ * clgc_closure_free waits for it, through the thread's attach and the
+ * runtime's region hooks to the handler's return. Once the handler has
+ * returned it reads only its own frame, unless the closure is still
  * alive; and its last touch of a live closure is the decrement that lets
  * clgc_closure_free go on. */
 static void
@@ -230,11 +233,15 @@ clgc__closure_entry(ffi_cif *cif, void *ret, void **args, void *user_data)
     clgc_closure_t *c = user_data;
     clgc_value_t value;
     struct clgc__closure_call k;
-    clgc_ctype_t result_type = c->result;
+    clgc_ctype_t result_type;
     int err;
 
     (void)cif;
-    atomic_fetch_add_explicit(&c->calls, 1, memory_order_relaxed);
+    /* Sequentially consistent, as clgc_closure_free's first look at the
+     * count: a call counted before the free looks is seen by it, and no
+     * read of c below moves above the count. */
+    atomic_fetch_add_explicit(&c->calls, 1, memory_order_seq_cst);
+    result_type = c->result;
     k = (struct clgc__closure_call){.closure = c,
                                     .handler = c->handler,
                                     .data = c->data,
@@ -332,7 +339,7 @@ clgc_closure_free(clgc_closure_t *closure)
     }
     if (own > 0)
         atomic_fetch_sub_explicit(&closure->calls, own, memory_order_relaxed);
-    if (atomic_load_explicit(&closure->calls, memory_order_acquire) != 0)
+    if (atomic_load_explicit(&closure->calls, memory_order_seq_cst) != 0)
         clgc_call_safe(clgc__closure_drain, closure);
     ffi_closure_free(closure->ffi);
     free(closure);

@@ -541,6 +541,87 @@ START_TEST(free_waits_for_calls_in_flight)
 }
 END_TEST
 
+/* Issue 25, item 5: a free that starts while a call is on its way in,
+ * past clgc's first step but before its handler runs. A plain thread's
+ * first call attaches it: the test holds it in the runtime's
+ * attach_thread hook until the freeing thread waits in its safe region,
+ * so the free lands in that window every time. The handler then runs with
+ * the closure alive, and the free returns only after it. A free that did
+ * not wait would free the closure under the call (ASan: a
+ * use-after-free). */
+struct way_in {
+    clgc_closure_t *closure;
+    clgc_function_t code;
+    sem_t attaching;
+    unsigned long safe0;
+    atomic_int freeing; /* safe0 is set, the free begins */
+    atomic_int handler_ran;
+    int32_t result;
+};
+
+static void
+hold_in_attach(void *arg)
+{
+    struct way_in *w = arg;
+    struct test_await a = test_await_start();
+
+    sem_post(&w->attaching);
+    while (!atomic_load(&w->freeing) || test_rt_safe_calls() == w->safe0)
+        test_await_nap(&a, "the freeing thread to wait in a safe region");
+}
+
+static void
+answer_late(void *result, void *const *args, void *data)
+{
+    struct way_in *w = data;
+
+    (void)args;
+    *(int32_t *)result = 42;
+    atomic_store(&w->handler_ran, 1);
+}
+
+static void *
+call_on_its_way_in(void *arg)
+{
+    struct way_in *w = arg;
+
+    w->result = ((int32_t(*)(void))w->code)();
+    return NULL;
+}
+
+START_TEST(free_waits_for_a_call_on_its_way_in)
+{
+    struct way_in w = {.result = -1};
+    unsigned long attach0 = test_rt_attach_calls();
+    pthread_t caller;
+    int ran_when_freed;
+
+    sem_init(&w.attaching, 0, 0);
+    ck_assert_int_eq(
+        clgc_closure_create("i()", answer_late, &w, &w.closure, &w.code),
+        CLGC_OK);
+    test_rt_set_strict(1);
+    test_rt_set_attach_hook(hold_in_attach, &w);
+    ck_assert_int_eq(pthread_create(&caller, NULL, call_on_its_way_in, &w), 0);
+    test_sem_wait(&w.attaching, "the caller to reach the attach_thread hook");
+    ck_assert_int_eq(atomic_load(&w.handler_ran), 0);
+    /* This thread installed the runtime: its free waits in a region the
+     * runtime's safe_region hook counts. */
+    w.safe0 = test_rt_safe_calls();
+    atomic_store(&w.freeing, 1);
+    ck_assert_int_eq(clgc_closure_free(w.closure), CLGC_OK);
+    ran_when_freed = atomic_load(&w.handler_ran);
+    ck_assert_int_eq(pthread_join(caller, NULL), 0);
+    test_rt_set_attach_hook(NULL, NULL);
+    test_rt_set_strict(0);
+    ck_assert_msg(ran_when_freed == 1,
+                  "clgc_closure_free returned before the handler ran");
+    ck_assert_int_eq(w.result, 42);
+    ck_assert_uint_eq(test_rt_attach_calls() - attach0, 1);
+    sem_destroy(&w.attaching);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Generic calls */
 
@@ -752,6 +833,7 @@ clgc_make_ffi_suite(void)
     tcase_add_test(tc, create_and_free_leave_nothing);
     tcase_add_test(tc, handler_frees_its_own_closure);
     tcase_add_test(tc, free_waits_for_calls_in_flight);
+    tcase_add_test(tc, free_waits_for_a_call_on_its_way_in);
     suite_add_tcase(s, tc);
     tc = tcase_create("generic");
     tcase_add_checked_fixture(tc, fw_setup, fw_teardown);

@@ -59,11 +59,18 @@ rec_active(clgc_fn_t fn, void *arg)
     return result;
 }
 
+/* Called inside each attach_thread hook, when set. */
+static void (*_Atomic attach_hook)(void *);
+static void *_Atomic attach_hook_arg;
+
 static int
 rec_attach(void *data)
 {
     int err = atomic_load(&attach_result);
+    void (*hook)(void *) = atomic_load(&attach_hook);
 
+    if (hook != NULL)
+        hook(atomic_load(&attach_hook_arg));
     atomic_fetch_add(&attach_calls, 1);
     attached_here = err == CLGC_OK;
     return err;
@@ -146,6 +153,13 @@ test_rt_set_attach_result(int err)
 {
     atomic_store(&attach_result, err);
 }
+void
+test_rt_set_attach_hook(void (*fn)(void *), void *arg)
+{
+    atomic_store(&attach_hook_arg, arg);
+    atomic_store(&attach_hook, fn);
+}
+
 void
 test_rt_set_strict(int on)
 {

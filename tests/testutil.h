@@ -28,6 +28,9 @@ unsigned long test_rt_failures(clgc_callback_error_t *last);
 /* How many safe_region hooks the calling thread is inside right now. */
 int test_rt_hook_depth(void);
 
+/* Have each attach_thread hook call fn(arg) first, on the attaching
+ * thread (NULL to stop): a test holds a thread there. */
+void test_rt_set_attach_hook(void (*fn)(void *), void *arg);
 /* Make the next attach_thread hooks return err (CLGC_OK to stop). */
 void test_rt_set_attach_result(int err);
 

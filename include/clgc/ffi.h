@@ -129,11 +129,21 @@ CLGC_EXTERN int clgc_closure_create(const char *signature,
 /* Free a closure and its code. Call it only once the code can no longer
  * be called: no call may start after clgc_closure_free() begins (typically
  * the library that held the pointer has released it, or will never call
- * it again, as with a one-shot callback after its call). Calls that are
- * already running on other threads are waited for: it returns once their
- * handlers have returned, and the calling thread waits inside a safe
- * region, so a handler that needs a collection does not deadlock against
- * it (a handler that waits for the freeing thread still does).
+ * it again, as with a one-shot callback after its call).
+ *
+ * Calls that are already running on other threads are waited for: it
+ * returns once their handlers have returned, and the calling thread waits
+ * inside a safe region, so a handler that needs a collection does not
+ * deadlock against it (a handler that waits for the freeing thread still
+ * does). A call is running from clgc's first step in it, which counts it
+ * in before anything else, to its handler's return: the way in to the
+ * handler (attaching a thread the runtime does not know, the runtime's
+ * hooks, a safepoint that waits for a collection) is part of the call.
+ * Before that first step the call is in libffi's trampoline, a few
+ * instructions that read the closure and that nothing can count. So what
+ * the program must guarantee is: when clgc_closure_free() begins, each
+ * call of the code has returned, or has reached its handler (the handler
+ * may say so to the freeing thread), or will never be made.
  *
  * A handler may free its own closure, as a one-shot callback does after
  * its only call: the call in progress on the calling thread (and any

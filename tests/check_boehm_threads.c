@@ -393,6 +393,114 @@ START_TEST(test_wrapper_on_unknown_thread_runs_outside)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * Issue 25, item 6: a thread bdwgc did not know, attached by clgc, exits
+ * inside a safe region (in GC_do_blocking), or inside an active region
+ * entered from one, after allocating there. clgc's exit destructor leaves
+ * its regions and unregisters the thread: bdwgc forgets it, collections
+ * neither fail nor signal it, and what it linked from a root survives.
+ */
+struct boehm_exiting {
+    int active; /* exit from an active region inside the safe one */
+    int attach;
+    unsigned depth_inside;
+    int registered_inside;
+    int rounds;
+    int attached_at_exit, registered_at_exit;
+    unsigned depth_at_exit;
+};
+
+static pthread_key_t boehm_exiting_key;
+
+/* As boehm_exit_probe: once clgc's own exit hook has run. */
+static void
+boehm_exiting_probe(void *arg)
+{
+    struct boehm_exiting *e = arg;
+
+    if (clgc_thread_attached() && e->rounds++ < 8) {
+        pthread_setspecific(boehm_exiting_key, e);
+        return;
+    }
+    e->attached_at_exit = clgc_thread_attached();
+    e->registered_at_exit = GC_thread_is_registered();
+    e->depth_at_exit = clgc_thread_region_depth();
+}
+
+static void *
+boehm_exit_here(void *arg)
+{
+    struct boehm_exiting *e = arg;
+
+    e->depth_inside = clgc_thread_region_depth();
+    e->registered_inside = GC_thread_is_registered();
+    if (e->active) {
+        boehm_roots[0] = boehm_new_object(0);
+        boehm_link(&boehm_links[0], boehm_roots[0]);
+    }
+    pthread_exit(NULL);
+}
+
+static void *
+boehm_exit_from_active(void *arg)
+{
+    clgc_call_active(boehm_exit_here, arg, NULL);
+    return NULL;
+}
+
+static void *
+boehm_exiting_main(void *arg)
+{
+    struct boehm_exiting *e = arg;
+
+    pthread_setspecific(boehm_exiting_key, e);
+    e->attach = clgc_thread_attach();
+    clgc_call_safe(e->active ? boehm_exit_from_active : boehm_exit_here, e);
+    return NULL; /* never reached */
+}
+
+static void
+boehm_exit_inside(int active)
+{
+    struct boehm_exiting e = {.active = active,
+                              .attach = -1,
+                              .attached_at_exit = -1,
+                              .registered_at_exit = -1};
+    pthread_t thread;
+
+    boehm_setup(0);
+    ck_assert_int_eq(
+        pthread_key_create(&boehm_exiting_key, boehm_exiting_probe), 0);
+    thread = boehm_plain_thread(boehm_exiting_main, &e);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    ck_assert_int_eq(e.attach, CLGC_OK);
+    ck_assert_uint_eq(e.depth_inside, 1);
+    ck_assert_int_eq(e.registered_inside, 1);
+    ck_assert_int_eq(e.attached_at_exit, 0);
+    ck_assert_int_eq(e.registered_at_exit, 0);
+    ck_assert_uint_eq(e.depth_at_exit, 0);
+    /* Gone from bdwgc's table: collections neither fail nor signal it. */
+    boehm_watch(thread);
+    boehm_collect(BOEHM_COLLECTIONS);
+    ck_assert_uint_eq(boehm_suspended(), 0);
+    boehm_unwatch();
+    if (active)
+        boehm_check_object(boehm_roots[0], &boehm_links[0], 0);
+    pthread_key_delete(boehm_exiting_key);
+}
+
+START_TEST(test_thread_exiting_in_a_region_is_unregistered)
+{
+    boehm_exit_inside(0);
+}
+END_TEST
+
+START_TEST(test_thread_exiting_in_an_active_region_is_unregistered)
+{
+    boehm_exit_inside(1);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 
 Suite *
@@ -408,6 +516,10 @@ clgc_make_boehm_threads_suite(void)
     boehm_add(s, "plain thread exit", test_plain_thread_is_unregistered_at_exit,
               60);
     boehm_add(s, "attach", test_attach_registers_only_unknown_threads, 60);
+    boehm_add(s, "exit in a region",
+              test_thread_exiting_in_a_region_is_unregistered, 60);
+    boehm_add(s, "exit in an active region",
+              test_thread_exiting_in_an_active_region_is_unregistered, 60);
     boehm_add(s, "unknown thread", test_wrapper_on_unknown_thread_runs_outside,
               120);
     return s;

@@ -1,7 +1,7 @@
 /* check_safepoint, regions: safe and active regions nest, with the
  * thread's state word right at every level; clgc_call_active leaves a VM
  * thread that runs VM code running; a callback that detaches its own
- * thread. */
+ * thread; threads that exit inside a region. */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -177,6 +177,111 @@ START_TEST(callback_that_detaches_its_thread)
 }
 END_TEST
 
+/* Issue 25, item 6: an attached thread that exits inside a safe region,
+ * and one that exits inside an active region entered from one. clgc's
+ * exit destructor leaves its regions first, then detaches the thread:
+ * the VM drops it, and a collection afterwards waits for no one. A probe
+ * of the test's own, a thread-exit destructor, looks once clgc's has run
+ * (destructors run in no set order: it asks to run again until then). */
+struct exiting {
+    int active; /* exit from an active region inside the safe one */
+    unsigned depth_inside;
+    int word_inside;
+    int rounds;
+    int attached_at_exit, registered_at_exit, word_at_exit;
+    unsigned depth_at_exit;
+};
+
+static pthread_key_t exiting_key;
+
+static void
+exiting_probe(void *arg)
+{
+    struct exiting *e = arg;
+
+    if (clgc_thread_attached() && e->rounds++ < 8) {
+        pthread_setspecific(exiting_key, e);
+        return;
+    }
+    e->attached_at_exit = clgc_thread_attached();
+    e->registered_at_exit = refvm_registered();
+    e->depth_at_exit = clgc_thread_region_depth();
+    e->word_at_exit = word_of(refvm_state_word());
+}
+
+static void *
+exit_here(void *arg)
+{
+    struct exiting *e = arg;
+
+    e->depth_inside = clgc_thread_region_depth();
+    e->word_inside = word_of(refvm_state_word());
+    pthread_exit(NULL);
+}
+
+static void *
+exit_from_active(void *arg)
+{
+    ck_assert_int_eq(clgc_call_active(exit_here, arg, NULL), CLGC_OK);
+    return NULL;
+}
+
+static void *
+exiting_thread(void *arg)
+{
+    struct exiting *e = arg;
+
+    pthread_setspecific(exiting_key, e);
+    ck_assert_int_eq(clgc_thread_attach(), CLGC_OK);
+    clgc_call_safe(e->active ? exit_from_active : exit_here, e);
+    return NULL; /* never reached */
+}
+
+static void
+exit_inside(int active)
+{
+    struct exiting e = {.active = active,
+                        .attached_at_exit = -1,
+                        .registered_at_exit = -1,
+                        .word_at_exit = -1};
+    struct refvm_stats before, after;
+    pthread_t t;
+
+    vm_setup();
+    ck_assert_int_eq(pthread_key_create(&exiting_key, exiting_probe), 0);
+    before = vm_stats();
+    ck_assert_int_eq(pthread_create(&t, NULL, exiting_thread, &e), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    refvm_collect(); /* would wait for ever for a thread left registered */
+    after = vm_stats();
+    ck_assert_uint_eq(e.depth_inside, 1);
+    ck_assert_int_eq(e.word_inside,
+                     active ? CLGC_STATE_RUNNING : CLGC_STATE_SAFE);
+    ck_assert_int_eq(e.attached_at_exit, 0);
+    ck_assert_int_eq(e.registered_at_exit, 0);
+    ck_assert_uint_eq(e.depth_at_exit, 0);
+    /* The word as the exit left it: the VM's detach made it SAFE. */
+    ck_assert_int_eq(e.word_at_exit, CLGC_STATE_SAFE);
+    ck_assert_uint_eq(after.attaches - before.attaches, 1);
+    ck_assert_uint_eq(after.detaches - before.detaches, 1);
+    ck_assert_uint_eq(after.threads, before.threads);
+    ck_assert_uint_eq(after.collections - before.collections, 1);
+    ck_assert_uint_eq(after.violations, before.violations);
+    pthread_key_delete(exiting_key);
+}
+
+START_TEST(thread_exiting_inside_a_region_is_detached)
+{
+    exit_inside(0);
+}
+END_TEST
+
+START_TEST(thread_exiting_inside_an_active_region_is_detached)
+{
+    exit_inside(1);
+}
+END_TEST
+
 Suite *
 clgc_make_safepoint_regions_suite(void)
 {
@@ -186,6 +291,8 @@ clgc_make_safepoint_regions_suite(void)
     tcase_add_test(tc, regions_nest_to_depth_three);
     tcase_add_test(tc, call_active_leaves_a_running_thread_running);
     tcase_add_test(tc, callback_that_detaches_its_thread);
+    tcase_add_test(tc, thread_exiting_inside_a_region_is_detached);
+    tcase_add_test(tc, thread_exiting_inside_an_active_region_is_detached);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -88,7 +88,12 @@ typedef struct clgc_runtime {
     int (*attach_thread)(void *data);
 
     /* Undo attach_thread. clgc calls it from clgc_thread_detach() or, for
-     * a thread that never called that, from a thread-exit destructor. */
+     * a thread that never called that, from a thread-exit destructor,
+     * always with the thread outside any of clgc's regions: a thread that
+     * exits inside one (pthread_exit in a region) leaves clgc's regions
+     * first, though the exit skipped the ends of the runtime's own region
+     * hooks (bdwgc's GC_unregister_my_thread accepts a thread inside
+     * GC_do_blocking). */
     void (*detach_thread)(void *data);
 
     /* Version 2. */
@@ -232,10 +237,10 @@ CLGC_EXTERN void clgc_safepoint_barrier(void);
 /* Attach the calling thread to the runtime (for threads the runtime did
  * not create, such as PoCL's). Idempotent: a thread attached already gets
  * CLGC_OK again. The thread is detached by clgc_thread_detach() or, failing
- * that, when it exits. Returns CLGC_OK, CLGC_KNOWN if the runtime knew the
- * thread already (nothing to undo: clgc_thread_attached() stays 0), or the
- * attach_thread hook's error (CLGC_EATTACH for any other positive
- * value). */
+ * that, when it exits, inside a safe region or not (see detach_thread).
+ * Returns CLGC_OK, CLGC_KNOWN if the runtime knew the thread already
+ * (nothing to undo: clgc_thread_attached() stays 0), or the attach_thread
+ * hook's error (CLGC_EATTACH for any other positive value). */
 CLGC_EXTERN int clgc_thread_attach(void);
 
 /* Detach the calling thread if clgc attached it. Returns CLGC_OK, or

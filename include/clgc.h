@@ -33,7 +33,16 @@
  * - Getters that cannot fail (clgc_queue_fd, clgc_strerror,
  *   clgc_command_find, clgc_cl_error_name, clgc_thread_attached, ...)
  *   return their value, with -1 or NULL for "none" where their comment
- *   says so; clgc_call_safe returns what its function returned. */
+ *   says so; clgc_call_safe returns what its function returned.
+ *
+ * Every handler clgc runs (an OpenCL callback given to a clgc_cl* wrapper,
+ * a notification's, a queue's, a closure's) must return: no longjmp, no
+ * exception and no pthread_exit may unwind through it. The frames below it
+ * (OpenCL's, when the driver calls back inline; clgc's, holding the call's
+ * record, its event reference, a closure's count of running calls) are
+ * never undone, and clgc does not undo part of them. A function run by
+ * clgc_call_safe or clgc_call_active may end its thread: a thread clgc
+ * attached is detached at its exit, inside a region or not. */
 
 #include "clgc/common.h"
 #include "clgc/runtime.h"

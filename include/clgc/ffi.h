@@ -89,8 +89,10 @@ typedef struct clgc_closure clgc_closure_t;
  *
  * The handler runs on the thread that called the closure's code, with the
  * runtime active (clgc_thread_in_region() is 0): it may use the runtime.
- * It must return normally: no longjmp and no exception may unwind through
- * it (the frames of libffi and clgc below it would be skipped). */
+ * It must return normally: no longjmp, no exception and no pthread_exit
+ * may unwind through it (the frames of libffi and clgc below it would be
+ * skipped, and the call would stay counted as running: a later
+ * clgc_closure_free() would wait for it for ever). */
 typedef void (*clgc_closure_cb)(void *result, void *const *args, void *data);
 
 /* Make a closure: a C function of the given signature that, when called,

@@ -325,9 +325,9 @@ clgc__thread_reset(struct clgc__thread *t)
 }
 
 /* An attached thread exits. It may exit inside a safe region (pthread_exit
- * in a function clgc_call_safe runs, or in a handler run from inside a
- * wrapper's region): the exit skipped the ends of the regions, the
- * runtime's hooks' included. It leaves clgc's regions first, so that
+ * in a function clgc_call_safe runs, or in one clgc_call_active runs from
+ * there): the exit skipped the ends of the regions, the runtime's hooks'
+ * included. It leaves clgc's regions first, so that
  * detach_thread, as from clgc_thread_detach, finds the thread outside any
  * region and anything it asks clgc agrees. In the safepoint form the word
  * keeps its value: SAFE, as a native thread's between callbacks, or

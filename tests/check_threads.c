@@ -112,6 +112,62 @@ START_TEST(threads_exiting_attached_are_detached)
 }
 END_TEST
 
+/* Issue 25, item 6: an attached thread that exits inside a safe region,
+ * or inside an active region entered from one, is detached at exit, and
+ * the detach_thread hook finds it outside any region, as when a thread
+ * detaches itself. */
+struct exiting {
+    int active;
+    int attach;
+    unsigned depth_inside;
+};
+
+static void *
+exit_now(void *arg)
+{
+    struct exiting *e = arg;
+
+    e->depth_inside = clgc_thread_region_depth();
+    pthread_exit(NULL);
+}
+
+static void *
+exit_active(void *arg)
+{
+    clgc_call_active(exit_now, arg, NULL);
+    return NULL;
+}
+
+static void *
+attach_exit_in_region(void *arg)
+{
+    struct exiting *e = arg;
+
+    e->attach = clgc_thread_attach();
+    clgc_call_safe(e->active ? exit_active : exit_now, e);
+    return NULL; /* never reached */
+}
+
+START_TEST(threads_exiting_inside_a_region_are_detached)
+{
+    for (int active = 0; active < 2; active++) {
+        struct exiting e = {.active = active, .attach = -1};
+        unsigned long d0 = test_rt_detach_calls();
+        pthread_t t;
+
+        ck_assert_int_eq(pthread_create(&t, NULL, attach_exit_in_region, &e),
+                         0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        ck_assert_int_eq(e.attach, CLGC_OK);
+        ck_assert_uint_eq(e.depth_inside, 1);
+        ck_assert_uint_eq(test_rt_detach_calls() - d0, 1);
+        ck_assert_msg(test_rt_detach_depth() == 0,
+                      "detach_thread ran %u regions deep (active: %d)",
+                      test_rt_detach_depth(), active);
+    }
+}
+END_TEST
+
 /* One waiter and its completer: the waiter makes a user event, hands it
  * over and waits for it; the completer completes it and says when it is
  * done with it, so that the waiter releases it only then. */
@@ -295,6 +351,7 @@ clgc_make_threads_suite(void)
     test_add_pocl_test(tc, wrappers_from_many_threads,
                        "PoCL's own extension clSetContentSizeBufferPoCL");
     tcase_add_test(tc, threads_exiting_attached_are_detached);
+    tcase_add_test(tc, threads_exiting_inside_a_region_are_detached);
     tcase_add_test(tc, many_waits_lose_no_completion);
     tcase_add_test(tc, queue_delivers_every_completion_once);
     suite_add_tcase(s, tc);

@@ -76,9 +76,13 @@ rec_attach(void *data)
     return err;
 }
 
+/* The region depth clgc reported inside the last detach_thread hook. */
+static atomic_uint detach_depth;
+
 static void
 rec_detach(void *data)
 {
+    atomic_store(&detach_depth, clgc_thread_region_depth());
     atomic_fetch_add(&detach_calls, 1);
     attached_here = 0;
 }
@@ -138,6 +142,12 @@ test_rt_attach_calls(void)
 {
     return atomic_load(&attach_calls);
 }
+unsigned
+test_rt_detach_depth(void)
+{
+    return atomic_load(&detach_depth);
+}
+
 unsigned long
 test_rt_detach_calls(void)
 {

@@ -20,6 +20,8 @@ unsigned long test_rt_safe_calls(void);
 unsigned long test_rt_active_calls(void);
 unsigned long test_rt_attach_calls(void);
 unsigned long test_rt_detach_calls(void);
+/* clgc_thread_region_depth() inside the last detach_thread hook. */
+unsigned test_rt_detach_depth(void);
 
 /* How many failures the callback_failed hook was given, and the last
  * one (if last is not NULL). */

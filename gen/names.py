@@ -80,6 +80,14 @@ class Names:
                                         tables.ERROR_CODE_COMMENTS):
                 seen.add(name)
                 out.append((name, self.value(name)))
+        for block, names in self.blocks.items():
+            if not re.search(tables.ERROR_CODE_BLOCKS, block):
+                continue
+            for name in names:
+                if name not in seen and not re.search(
+                        tables.ERROR_CODE_PLACEHOLDERS, name):
+                    seen.add(name)
+                    out.append((name, self.value(name)))
         return out
 
     def _kinds(self):
@@ -179,7 +187,8 @@ def names_c(reg, path):
     n = Names(path, reg)
     out = ['#include "names.h"', "",
            "/* Every error code the registry's features and extensions"
-           " require (%d). */" % len(n.errors),
+           " require, then",
+           " * those only its error-code blocks list (%d). */" % len(n.errors),
            "const struct clgc__cl_error clgc__cl_errors[] = {"]
     out += ['    {%d, "%s"},' % (v, name) for name, v in n.errors]
     out += ["};", "const size_t clgc__n_cl_errors = %d;" % len(n.errors), ""]

@@ -389,6 +389,13 @@ LAYER_PASSTHROUGH = {
 # require block whose comment matches one of these (re.search).
 ERROR_CODE_COMMENTS = [r"^Error codes$", r"^Error type for "]
 
+# Then every enum of the registry's error-code blocks (<enums> named like
+# this) that no require block lists (CL_PIPE_FULL_INTEL, CL_PIPE_EMPTY_INTEL:
+# an extension the registry does not describe), except the placeholders a
+# vendor reserves its range with, which name no error.
+ERROR_CODE_BLOCKS = r"^ErrorCodes\."
+ERROR_CODE_PLACEHOLDERS = r"^CL_ERROR_RESERVED\d+_"
+
 # The kinds of OpenCL object: (kind, C type, info command, retain, release).
 # The CL_INVALID_* code of each comes from ICD_OBJECTS or EXTENSION_OBJECTS.
 # Platforms have no reference count.

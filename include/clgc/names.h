@@ -21,15 +21,18 @@ CLGC_BEGIN_DECLS
 
 /* The name of the OpenCL error code `code` ("CL_INVALID_VALUE"), or NULL
  * when the registry has no error code of that value. The table holds the
- * 109 names that the registry's features and extensions require as error
- * codes (CL_SUCCESS, 105 negative codes and three positive codes of
- * cl_img_use_gralloc_ptr and cl_img_safety_mechanisms); four values have
- * two names (a KHR one and an Intel one), and the first the registry
+ * 111 error codes of the registry: the 109 names that its features and
+ * extensions require as error codes (CL_SUCCESS, 105 negative codes and
+ * three positive codes of cl_img_use_gralloc_ptr and
+ * cl_img_safety_mechanisms), then the two that only its error-code blocks
+ * list (CL_PIPE_FULL_INTEL, CL_PIPE_EMPTY_INTEL); the placeholders a vendor
+ * reserves codes with (CL_ERROR_RESERVED0_IMG, ...) are none. Four values
+ * have two names (a KHR one and an Intel one), and the first the registry
  * requires is returned. Take the code as the full int32_t: a wider integer
  * a binding was given must be checked first, never cast (2^40 is not 0). */
 CLGC_EXTERN const char *clgc_cl_error_name(int32_t code);
 
-/* The number of names in the error table (109), and the i-th of them in
+/* The number of names in the error table (111), and the i-th of them in
  * the registry's order, or NULL if i >= clgc_cl_error_count(). */
 CLGC_EXTERN size_t clgc_cl_error_count(void);
 CLGC_EXTERN const char *clgc_cl_error_at(size_t i, int32_t *code);

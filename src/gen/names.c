@@ -4,7 +4,8 @@
 
 #include "names.h"
 
-/* Every error code the registry's features and extensions require (109). */
+/* Every error code the registry's features and extensions require, then
+ * those only its error-code blocks list (111). */
 const struct clgc__cl_error clgc__cl_errors[] = {
     {0, "CL_SUCCESS"},
     {-1, "CL_DEVICE_NOT_FOUND"},
@@ -115,8 +116,10 @@ const struct clgc__cl_error clgc__cl_errors[] = {
     {-1140, "CL_INCOMPATIBLE_COMMAND_QUEUE_KHR"},
     {-1141, "CL_INVALID_MUTABLE_COMMAND_KHR"},
     {-1126, "CL_CANCELLED_IMG"},
+    {-1106, "CL_PIPE_FULL_INTEL"},
+    {-1107, "CL_PIPE_EMPTY_INTEL"},
 };
-const size_t clgc__n_cl_errors = 109;
+const size_t clgc__n_cl_errors = 111;
 
 static const clgc_info_t clgc__i_cl_platform_info[] = {
     {"CL_PLATFORM_PROFILE", 0x900, CLGC_INFO_STRING, NULL, "CL_VERSION_1_0"},

@@ -183,6 +183,8 @@ lib.eq(clgc.error_name(0), "CL_SUCCESS", "error_name(0)")
 lib.eq(clgc.error_name(-30), "CL_INVALID_VALUE", "error_name(-30)")
 lib.eq(clgc.error_name(-1142), "CL_INVALID_SEMAPHORE_KHR",
     "an extension's code")
+lib.eq(clgc.error_name(-1107), "CL_PIPE_EMPTY_INTEL",
+    "error_name(-1107), listed only by the registry's error-code blocks")
 lib.eq(clgc.error_name(1 << 40), "CL_UNKNOWN_ERROR", "error_name(1 << 40)")
 lib.eq(clgc.error_name(12345), "CL_UNKNOWN_ERROR", "an unknown code")
 

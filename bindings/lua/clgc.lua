@@ -287,6 +287,19 @@ function Queue:finish()
     return finish(self)
 end
 
+-- The other blocking transfers (lxfer.c, limage.c) wait behind the
+-- queue's earlier commands the same way. Their options are the last
+-- argument.
+for _, name in ipairs({ "map", "read_rect", "write_rect", "read_image",
+    "write_image" }) do
+    local f = Queue[name]
+    Queue[name] = function(self, ...)
+        local n = select("#", ...)
+        behind(self, n > 0 and select(n, ...) or nil)
+        return f(self, ...)
+    end
+end
+
 local Kernel = core.methods("clgc.Kernel")
 
 --- Kernel:args(...): set every argument in order; a number goes with its

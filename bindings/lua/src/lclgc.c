@@ -266,6 +266,8 @@ lclgc_handle_release(lua_State *L)
         while (lua_next(L, -2) != 0) {
             lclgc_handle *a = luaL_testudata(L, -1, LCLGC_KERNEL_ARG);
 
+            if (a == NULL)
+                a = luaL_testudata(L, -1, LCLGC_KERNEL_SAMPLER);
             if (a != NULL)
                 lclgc_handle_drop(a);
             lua_pop(L, 1);
@@ -387,6 +389,11 @@ lclgc_rel_event(void *o)
 {
     return clgc_clReleaseEvent(o);
 }
+static cl_int
+lclgc_rel_sampler(void *o)
+{
+    return clgc_clReleaseSampler(o);
+}
 
 /* Push a handle of the given kind for obj, taking over one reference. */
 void
@@ -396,10 +403,16 @@ lclgc_push_handle(lua_State *L, const char *kind, void *obj)
         const char *kind;
         cl_int (*release)(void *);
     } kinds[] = {
-        {LCLGC_CONTEXT, lclgc_rel_context}, {LCLGC_QUEUE, lclgc_rel_queue},
-        {LCLGC_PROGRAM, lclgc_rel_program}, {LCLGC_KERNEL, lclgc_rel_kernel},
-        {LCLGC_BUFFER, lclgc_rel_mem},      {LCLGC_EVENT, lclgc_rel_event},
+        {LCLGC_CONTEXT, lclgc_rel_context},
+        {LCLGC_QUEUE, lclgc_rel_queue},
+        {LCLGC_PROGRAM, lclgc_rel_program},
+        {LCLGC_KERNEL, lclgc_rel_kernel},
+        {LCLGC_BUFFER, lclgc_rel_mem},
+        {LCLGC_EVENT, lclgc_rel_event},
         {LCLGC_KERNEL_ARG, lclgc_rel_mem},
+        {LCLGC_IMAGE, lclgc_rel_mem},
+        {LCLGC_SAMPLER, lclgc_rel_sampler},
+        {LCLGC_KERNEL_SAMPLER, lclgc_rel_sampler},
     };
     /* A kernel keeps the buffers set as its arguments in its user value:
      * clSetKernelArg does not retain them, and a buffer collected while
@@ -1220,6 +1233,9 @@ luaopen_clgc_core(lua_State *L)
     lclgc_open_mem(L);
     lclgc_open_event(L);
     lclgc_open_generic(L);
+    lclgc_open_xfer(L);
+    lclgc_open_image(L);
+    lclgc_open_binary(L);
     lclgc_open_info(L);
     return 1;
 }

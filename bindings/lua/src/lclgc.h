@@ -129,4 +129,32 @@ void lclgc_open_event(lua_State *L);
 void lclgc_open_generic(lua_State *L);
 void lclgc_open_info(lua_State *L);
 
+/* Images, samplers, views, transfers, binaries and linking (limage.c,
+ * lxfer.c, lbinary.c). An image is a cl_mem of the class clgc.Image; a
+ * kernel holds its sampler arguments as handles of the hidden class
+ * LCLGC_KERNEL_SAMPLER, as it holds its buffers. */
+#define LCLGC_IMAGE "clgc.Image"
+#define LCLGC_SAMPLER "clgc.Sampler"
+#define LCLGC_VIEW "clgc.View"
+#define LCLGC_KERNEL_SAMPLER "clgc.KernelSampler"
+
+/* lxfer.c: options of transfers, from the table at idx (absent: the
+ * defaults). lclgc_opt_wait pushes one value, as lclgc_check_events. */
+size_t lclgc_opt_size(lua_State *L, int idx, const char *name, size_t def,
+                      const char *fn);
+int lclgc_opt_triple(lua_State *L, int idx, const char *name, size_t out[3],
+                     const char *fn);
+cl_event *lclgc_opt_wait(lua_State *L, int idx, cl_uint *n, const char *fn);
+void lclgc_check_opts(lua_State *L, int idx, const char *fn);
+
+/* lprogram.c: the build logs of every device of p, one string. lplatform.c:
+ * a Device or a table of them at idx, as an array pushed in a userdata. */
+void lclgc_push_log(lua_State *L, cl_program p);
+cl_device_id *lclgc_check_devices(lua_State *L, int idx, cl_uint *n,
+                                  const char *fn);
+
+void lclgc_open_xfer(lua_State *L);
+void lclgc_open_image(lua_State *L);
+void lclgc_open_binary(lua_State *L);
+
 #endif /* LCLGC_H */

@@ -40,6 +40,7 @@ static const struct {
     {"program", LCLGC_PROGRAM, (cl_int(*)(void *))clgc_clRetainProgram},
     {"kernel", LCLGC_KERNEL, (cl_int(*)(void *))clgc_clRetainKernel},
     {"event", LCLGC_EVENT, (cl_int(*)(void *))clgc_clRetainEvent},
+    {"sampler", LCLGC_SAMPLER, (cl_int(*)(void *))clgc_clRetainSampler},
 };
 
 /* Push the handle obj of kind (nil for NULL), retained first: the handle
@@ -358,6 +359,8 @@ GETTER(lclgc_get_work_group,
 GETTER(lclgc_get_arg,
        clgc_clGetKernelArgInfo(o, *(const cl_uint *)x, p, s, v, r))
 GETTER(lclgc_get_event, clgc_clGetEventInfo(o, p, s, v, r))
+GETTER(lclgc_get_image, clgc_clGetImageInfo(o, p, s, v, r))
+GETTER(lclgc_get_sampler, clgc_clGetSamplerInfo(o, p, s, v, r))
 #undef GETTER
 
 #define METHOD(f, class, fn, family, get, extra)                               \
@@ -390,6 +393,12 @@ METHOD(lclgc_kernel_arg_info, LCLGC_KERNEL, "clgc.Kernel:arg_info",
        "cl_kernel_arg_info", lclgc_get_arg, EXTRA_ARG)
 METHOD(lclgc_event_info, LCLGC_EVENT, "clgc.Event:info", "cl_event_info",
        lclgc_get_event, EXTRA_NONE)
+METHOD(lclgc_image_info, LCLGC_IMAGE, "clgc.Image:info", "cl_image_info",
+       lclgc_get_image, EXTRA_NONE)
+METHOD(lclgc_image_mem_info, LCLGC_IMAGE, "clgc.Image:mem_info", "cl_mem_info",
+       lclgc_get_mem, EXTRA_NONE)
+METHOD(lclgc_sampler_info, LCLGC_SAMPLER, "clgc.Sampler:info",
+       "cl_sampler_info", lclgc_get_sampler, EXTRA_NONE)
 #undef METHOD
 
 /* info_names(family) -> { name... }, { [name] = type }: the registry's names
@@ -435,6 +444,9 @@ lclgc_open_info(lua_State *L)
           {"work_group_info", lclgc_kernel_work_group_info},
           {"arg_info", lclgc_kernel_arg_info}}},
         {LCLGC_EVENT, {{"info", lclgc_event_info}}},
+        {LCLGC_IMAGE,
+         {{"info", lclgc_image_info}, {"mem_info", lclgc_image_mem_info}}},
+        {LCLGC_SAMPLER, {{"info", lclgc_sampler_info}}},
     };
 
     for (size_t i = 0; i < sizeof(classes) / sizeof(*classes); i++)

@@ -63,7 +63,7 @@ lclgc_platform_devices(lua_State *L)
 
 /* Devices given as one Device or a table of them, in a userdata (freed by
  * the collector) at the top of the stack. */
-static cl_device_id *
+cl_device_id *
 lclgc_check_devices(lua_State *L, int idx, cl_uint *n, const char *fn)
 {
     cl_device_id *ids;
@@ -106,7 +106,8 @@ lclgc_context(lua_State *L)
     return 1;
 }
 
-/* Context:queue(device [, {profiling = true}]) -> Queue */
+/* Context:queue(device [, {profiling = true, out_of_order = true}]) ->
+ * Queue */
 static int
 lclgc_context_queue(lua_State *L)
 {
@@ -119,12 +120,14 @@ lclgc_context_queue(lua_State *L)
 
     if (!lua_isnoneornil(L, 3)) {
         lclgc_checktype(L, 3, LUA_TTABLE, fn);
-        if (lua_getfield(L, 3, "profiling") != LUA_TNIL &&
-            lua_toboolean(L, -1)) {
+        if (lua_getfield(L, 3, "profiling") != LUA_TNIL && lua_toboolean(L, -1))
+            props[1] |= CL_QUEUE_PROFILING_ENABLE;
+        if (lua_getfield(L, 3, "out_of_order") != LUA_TNIL &&
+            lua_toboolean(L, -1))
+            props[1] |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+        lua_pop(L, 2);
+        if (props[1] != 0)
             props[0] = CL_QUEUE_PROPERTIES;
-            props[1] = CL_QUEUE_PROFILING_ENABLE;
-        }
-        lua_pop(L, 1);
     }
     q = clgc_clCreateCommandQueueWithProperties(c, d, props, &err);
     if (q == NULL)

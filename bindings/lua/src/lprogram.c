@@ -25,7 +25,7 @@ lclgc_context_program(lua_State *L)
 
 /* Push the build logs of every device of the program, one after the
  * other ("" if there are none). */
-static void
+void
 lclgc_push_log(lua_State *L, cl_program p)
 {
     size_t size = 0;
@@ -349,6 +349,52 @@ lclgc_type_size(int t)
     return lclgc_type_sizes[t];
 }
 
+/* A vector kernel argument: the table at idx, of the vector type named at
+ * type_idx ("float4": a scalar type and 2, 3, 4, 8 or 16), stored into out
+ * (128 bytes). A 3-vector takes a 4-vector's size, as OpenCL lays it
+ * out. Returns the size. */
+static size_t
+lclgc_store_vector(lua_State *L, int idx, int type_idx, char *out,
+                   const char *fn)
+{
+    const char *name;
+    size_t len, blen, n, es;
+    int t = -1;
+
+    if (lua_isnoneornil(L, type_idx))
+        return (size_t)lclgc_error(L,
+                                   "%s: argument #3: a table needs a vector "
+                                   "type (float4, int2, ...)",
+                                   fn);
+    name = lclgc_checkstr(L, type_idx, &len, fn);
+    for (blen = len; blen > 0 && name[blen - 1] >= '0' && name[blen - 1] <= '9';
+         blen--)
+        ;
+    n = (size_t)strtoul(name + blen, NULL, 10);
+    for (int i = 0; blen < len && lclgc_type_names[i] != NULL; i++)
+        if (strlen(lclgc_type_names[i]) == blen &&
+            strncmp(lclgc_type_names[i], name, blen) == 0 && i != 10)
+            t = i;
+    if (t < 0 || len - blen > 2 ||
+        (n != 2 && n != 3 && n != 4 && n != 8 && n != 16))
+        return (size_t)lclgc_error(L,
+                                   "%s: unknown vector type '%s' (a scalar "
+                                   "type and 2, 3, 4, 8 or 16: float4)",
+                                   fn, name);
+    if (lua_rawlen(L, idx) != n)
+        return (size_t)lclgc_error(L,
+                                   "%s: %s takes %d numbers, got a table of %d",
+                                   fn, name, (int)n, (int)lua_rawlen(L, idx));
+    es = lclgc_type_sizes[t];
+    memset(out, 0, 128);
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, idx, (lua_Integer)i + 1);
+        lclgc_store_scalar(L, -1, t, out + i * es, fn);
+        lua_pop(L, 1);
+    }
+    return (n == 3 ? 4 : n) * es;
+}
+
 /* What an argument of the kernel takes, from clGetKernelArgInfo (the
  * binding builds with -cl-kernel-arg-info): OpenCL checks only a value's
  * size, and a long given for a __global pointer, or a local size for one,
@@ -357,8 +403,10 @@ enum lclgc_arg_kind {
     LCLGC_ARG_UNKNOWN, /* no information: the program was built elsewhere */
     LCLGC_ARG_BUFFER,  /* a __global or __constant pointer */
     LCLGC_ARG_LOCAL,   /* a __local pointer */
-    LCLGC_ARG_VALUE,   /* a scalar or vector by value */
-    LCLGC_ARG_OTHER    /* an image, sampler, pipe, ...: not supported */
+    LCLGC_ARG_VALUE,   /* a scalar, vector or structure by value */
+    LCLGC_ARG_OTHER,   /* a pipe, a queue, ...: not supported */
+    LCLGC_ARG_IMAGE,   /* an image: a clgc.Image */
+    LCLGC_ARG_SAMPLER  /* a sampler_t: a clgc.Sampler */
 };
 
 /* Whether a by-value type is an opaque one of OpenCL C's (its size is a
@@ -399,6 +447,10 @@ lclgc_arg_kind(lua_State *L, cl_kernel k, lua_Integer i, const char *fn)
                     (int)err, i);
     if ((tq & CL_KERNEL_ARG_TYPE_PIPE) != 0)
         return LCLGC_ARG_OTHER;
+    if (strchr(type, '*') == NULL && strncmp(type, "image", 5) == 0)
+        return LCLGC_ARG_IMAGE;
+    if (strchr(type, '*') == NULL && strcmp(type, "sampler_t") == 0)
+        return LCLGC_ARG_SAMPLER;
     if (strchr(type, '*') == NULL)
         return aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && !lclgc_opaque_type(type)
                    ? LCLGC_ARG_VALUE
@@ -472,20 +524,31 @@ lclgc_check_arg_kind(lua_State *L, enum lclgc_arg_kind kind, lua_Integer i,
                      const char *fn)
 {
     static const char *const wants[] = {
-        NULL, "a __global or __constant pointer: " LCLGC_BUFFER,
-        "a __local pointer: " LCLGC_LOCAL, "a value: a number with its type",
-        NULL};
+        NULL,
+        "a __global or __constant pointer: " LCLGC_BUFFER,
+        "a __local pointer: " LCLGC_LOCAL,
+        "a value: a number with its type, a table of numbers with a "
+        "vector type or a string of a structure's bytes",
+        NULL,
+        "an image: " LCLGC_IMAGE,
+        "a sampler: " LCLGC_SAMPLER};
     int ok = kind == LCLGC_ARG_UNKNOWN ||
              (kind == LCLGC_ARG_BUFFER &&
               luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) ||
              (kind == LCLGC_ARG_LOCAL &&
               luaL_testudata(L, 3, LCLGC_LOCAL) != NULL) ||
-             (kind == LCLGC_ARG_VALUE && lua_type(L, 3) == LUA_TNUMBER);
+             (kind == LCLGC_ARG_VALUE &&
+              (lua_type(L, 3) == LUA_TNUMBER || lua_type(L, 3) == LUA_TTABLE ||
+               lua_type(L, 3) == LUA_TSTRING)) ||
+             (kind == LCLGC_ARG_IMAGE &&
+              luaL_testudata(L, 3, LCLGC_IMAGE) != NULL) ||
+             (kind == LCLGC_ARG_SAMPLER &&
+              luaL_testudata(L, 3, LCLGC_SAMPLER) != NULL);
 
     if (kind == LCLGC_ARG_OTHER)
         lclgc_error(L,
                     "%s: argument %I of the kernel is of a kind clgc "
-                    "cannot set (image, sampler, pipe, ...)",
+                    "cannot set (pipe, queue, ...)",
                     fn, i);
     if (!ok)
         lclgc_error(L,
@@ -500,7 +563,7 @@ lclgc_check_arg_kind(lua_State *L, enum lclgc_arg_kind kind, lua_Integer i,
  * clSetKernelArg retains nothing and a buffer's :release() must not free
  * it under the kernel. Replacing the argument lets the old one go. */
 static void
-lclgc_keep_arg(lua_State *L, lua_Integer i, cl_mem m)
+lclgc_keep_arg(lua_State *L, lua_Integer i, void *held, const char *kind)
 {
     for (int uv = 1; uv <= 2; uv++) {
         if (lua_getiuservalue(L, 1, uv) != LUA_TTABLE) {
@@ -513,12 +576,16 @@ lclgc_keep_arg(lua_State *L, lua_Integer i, cl_mem m)
     if (lua_rawgeti(L, -1, i) == LUA_TUSERDATA)
         lclgc_handle_drop(lua_touserdata(L, -1));
     lua_pop(L, 1);
-    if (m != NULL && clgc_clRetainMemObject(m) == CL_SUCCESS)
-        lclgc_push_handle(L, LCLGC_KERNEL_ARG, m);
+    if (held != NULL && (strcmp(kind, LCLGC_KERNEL_SAMPLER) == 0
+                             ? clgc_clRetainSampler(held)
+                             : clgc_clRetainMemObject(held)) == CL_SUCCESS)
+        lclgc_push_handle(L, kind, held);
     else
         lua_pushnil(L);
     lua_rawseti(L, -2, i);
     if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL ||
+        luaL_testudata(L, 3, LCLGC_IMAGE) != NULL ||
+        luaL_testudata(L, 3, LCLGC_SAMPLER) != NULL ||
         luaL_testudata(L, 3, LCLGC_LOCAL) != NULL)
         lua_pushvalue(L, 3);
     else
@@ -539,10 +606,13 @@ lclgc_kernel_arg(lua_State *L)
         cl_double d;
         cl_ulong u;
         cl_mem m;
+        cl_sampler s;
+        char bytes[128]; /* a vector: at most 16 elements of 8 bytes */
     } v;
     size_t size;
     const void *arg = &v;
-    cl_mem held = NULL;
+    void *held = NULL;
+    const char *held_kind = LCLGC_KERNEL_ARG;
     cl_int err;
 
     if (i < 0 || i > 0xffff)
@@ -552,6 +622,21 @@ lclgc_kernel_arg(lua_State *L)
     if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) {
         v.m = held = lclgc_check(L, 3, LCLGC_BUFFER, fn);
         size = sizeof(cl_mem);
+    } else if (luaL_testudata(L, 3, LCLGC_IMAGE) != NULL) {
+        v.m = held = lclgc_check(L, 3, LCLGC_IMAGE, fn);
+        size = sizeof(cl_mem);
+    } else if (luaL_testudata(L, 3, LCLGC_SAMPLER) != NULL) {
+        v.s = held = lclgc_check(L, 3, LCLGC_SAMPLER, fn);
+        held_kind = LCLGC_KERNEL_SAMPLER;
+        size = sizeof(cl_sampler);
+    } else if (lua_type(L, 3) == LUA_TTABLE) {
+        size = lclgc_store_vector(L, 3, 4, v.bytes, fn);
+    } else if (lua_type(L, 3) == LUA_TSTRING) {
+        /* A structure's bytes (string.pack): the driver checks the size
+         * against the argument's. */
+        arg = lua_tolstring(L, 3, &size);
+        if (size == 0)
+            return lclgc_error(L, "%s: argument #3: an empty string", fn);
     } else if (luaL_testudata(L, 3, LCLGC_LOCAL) != NULL) {
         size = *(size_t *)lua_touserdata(L, 3);
         lclgc_check_local(L, k, i, size, fn);
@@ -565,15 +650,16 @@ lclgc_kernel_arg(lua_State *L)
         size = lclgc_store_scalar(L, 3, lclgc_check_type(L, 4, fn), &v, fn);
     } else {
         return lclgc_error(L,
-                           "%s: argument #3: %s, %s or number expected, "
-                           "got %s",
-                           fn, LCLGC_BUFFER, LCLGC_LOCAL, lclgc_typename(L, 3));
+                           "%s: argument #3: %s, %s, %s, %s, number, table "
+                           "or string expected, got %s",
+                           fn, LCLGC_BUFFER, LCLGC_IMAGE, LCLGC_SAMPLER,
+                           LCLGC_LOCAL, lclgc_typename(L, 3));
     }
     err = clgc_clSetKernelArg(k, (cl_uint)i, size, arg);
     if (err != CL_SUCCESS)
         return lclgc_error(L, "%s: %s (%d): argument %I", fn,
                            lclgc_cl_name(err), (int)err, i);
-    lclgc_keep_arg(L, i, held);
+    lclgc_keep_arg(L, i, held, held_kind);
     lua_settop(L, 1);
     return 1;
 }

@@ -25,8 +25,10 @@ lib.raises(function() k:arg(0, 2.0) end, "a number needs a type")
 lib.raises(function() k:arg(1, {}) end, "clgc.Kernel:arg",
     "argument 1 of the kernel is a __global or __constant pointer",
     "got table")
+lib.raises(function() k:arg(0, io.stdout) end, "clgc.Kernel:arg",
+    "argument 0 of the kernel is a value", "got FILE*")
 lib.raises(function() k:arg(0, {}) end, "clgc.Kernel:arg",
-    "argument 0 of the kernel is a value", "got table")
+    "a table needs a vector type")
 lib.raises(function() dev:info("colour") end, "unknown info name 'colour'")
 lib.raises(function() clgc.context({}) end, "clgc.context", "no devices")
 lib.raises(function() clgc.context({ 1 }) end,

@@ -106,12 +106,15 @@ lclgc_program_compile(lua_State *L)
                                    "%s: argument #3: header names (strings) "
                                    "expected as keys, got %s",
                                    fn, luaL_typename(L, -2));
-            if (luaL_testudata(L, -1, LCLGC_PROGRAM) == NULL)
+            if (luaL_testudata(L, -1, LCLGC_PROGRAM) == NULL) {
+                const char *key = lua_tostring(L, -2);
+                const char *got = lclgc_typename(L, -1); /* pushes */
+
                 return lclgc_error(L,
                                    "%s: argument #3: header '%s': %s "
                                    "expected, got %s",
-                                   fn, lua_tostring(L, -2), LCLGC_PROGRAM,
-                                   lclgc_typename(L, -1));
+                                   fn, key, LCLGC_PROGRAM, got);
+            }
             hs[n] = lclgc_check(L, -1, LCLGC_PROGRAM, fn);
             names[n] = lua_tostring(L, -2); /* a key of the table at 3 */
             n++;
@@ -130,13 +133,17 @@ lclgc_program_compile(lua_State *L)
 }
 
 /* Context:link(programs [, options]) -> Program: compiled programs (or
- * libraries, linked with "-create-library") into an executable one. */
+ * libraries, linked with "-create-library") into an executable one, with
+ * -cl-kernel-arg-info added to the options. */
 static int
 lclgc_context_link(lua_State *L)
 {
     const char *fn = "clgc.Context:link";
     cl_context c = lclgc_check(L, 1, LCLGC_CONTEXT, fn);
-    const char *opts = lclgc_optstr(L, 3, "", fn);
+    /* -cl-kernel-arg-info again: without it PoCL's linked kernels have no
+     * argument information, and Kernel:arg could not check kinds. */
+    const char *opts = lua_pushfstring(L, "%s -cl-kernel-arg-info",
+                                       lclgc_optstr(L, 3, "", fn));
     cl_uint n;
     cl_program *ps, p;
     cl_int err = CL_SUCCESS;

@@ -463,6 +463,65 @@ lclgc_arg_kind(lua_State *L, cl_kernel k, lua_Integer i, const char *fn)
                : LCLGC_ARG_OTHER;
 }
 
+/* The size of a by-value argument of the type OpenCL C calls name
+ * ("float4", "uint"), or 0 for a type whose size the name does not tell
+ * (a structure, a typedef). */
+static size_t
+lclgc_value_type_size(const char *name)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } types[] = {{"char", 1},
+                 {"uchar", 1},
+                 {"short", 2},
+                 {"ushort", 2},
+                 {"int", 4},
+                 {"uint", 4},
+                 {"long", 8},
+                 {"ulong", 8},
+                 {"float", 4},
+                 {"double", 8},
+                 {"half", 2},
+                 {"bool", 1},
+                 {"size_t", sizeof(size_t)}};
+    size_t len = strlen(name), blen = len, n = 1;
+
+    while (blen > 0 && name[blen - 1] >= '0' && name[blen - 1] <= '9')
+        blen--;
+    if (blen < len)
+        n = (size_t)strtoul(name + blen, NULL, 10);
+    if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16)
+        return 0;
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+        if (strlen(types[t].name) == blen &&
+            strncmp(types[t].name, name, blen) == 0)
+            return (n == 3 ? 4 : n) * types[t].size;
+    return 0;
+}
+
+/* Refuse a value whose size is not that of the argument's type, where
+ * the type's name tells it: PoCL takes a float2 for a float4 and its
+ * kernel then reads past the value. */
+static void
+lclgc_check_value_size(lua_State *L, cl_kernel k, lua_Integer i, size_t size,
+                       const char *fn)
+{
+    char type[256] = "";
+    size_t want;
+
+    if (clgc_clGetKernelArgInfo(k, (cl_uint)i, CL_KERNEL_ARG_TYPE_NAME,
+                                sizeof(type) - 1, type, NULL) != CL_SUCCESS)
+        return; /* no information: the driver's check alone */
+    want = lclgc_value_type_size(type);
+    if (want != 0 && want != size)
+        lclgc_error(L,
+                    "%s: CL_INVALID_ARG_SIZE (%d): argument %I of the kernel "
+                    "is a %s (%I bytes), got %I bytes",
+                    fn, CL_INVALID_ARG_SIZE, i, type, (lua_Integer)want,
+                    (lua_Integer)size);
+}
+
 /* The least local memory of the kernel's devices. */
 static cl_ulong
 lclgc_local_limit(lua_State *L, cl_kernel k, const char *fn)
@@ -613,12 +672,14 @@ lclgc_kernel_arg(lua_State *L)
     const void *arg = &v;
     void *held = NULL;
     const char *held_kind = LCLGC_KERNEL_ARG;
+    enum lclgc_arg_kind kind;
     cl_int err;
 
     if (i < 0 || i > 0xffff)
         return lclgc_error(L, "%s: CL_INVALID_ARG_INDEX (%d): index %I", fn,
                            CL_INVALID_ARG_INDEX, i);
-    lclgc_check_arg_kind(L, lclgc_arg_kind(L, k, i, fn), i, fn);
+    kind = lclgc_arg_kind(L, k, i, fn);
+    lclgc_check_arg_kind(L, kind, i, fn);
     if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) {
         v.m = held = lclgc_check(L, 3, LCLGC_BUFFER, fn);
         size = sizeof(cl_mem);
@@ -655,6 +716,8 @@ lclgc_kernel_arg(lua_State *L)
                            fn, LCLGC_BUFFER, LCLGC_IMAGE, LCLGC_SAMPLER,
                            LCLGC_LOCAL, lclgc_typename(L, 3));
     }
+    if (kind == LCLGC_ARG_VALUE)
+        lclgc_check_value_size(L, k, i, size, fn);
     err = clgc_clSetKernelArg(k, (cl_uint)i, size, arg);
     if (err != CL_SUCCESS)
         return lclgc_error(L, "%s: %s (%d): argument %I", fn,

@@ -26,9 +26,13 @@ local function fresh(kind)
     if kind == "Kernel" then return prog:kernel("saxpy") end
     if kind == "Buffer" then return ctx:buffer(16) end
     if kind == "Event" then return clgc.user_event(ctx) end
+    if kind == "Image" then
+        return ctx:image{ format = { "rgba", "float" }, width = 2, height = 2 }
+    end
+    if kind == "Sampler" then return ctx:sampler() end
 end
 local kinds = { "Platform", "Device", "Context", "Queue", "Program",
-    "Kernel", "Buffer", "Event" }
+    "Kernel", "Buffer", "Event", "Image", "Sampler" }
 
 local calls, errors = 0, 0
 -- f(...) must not crash; if must_fail, it must raise a string.
@@ -182,6 +186,63 @@ for _, mname in ipairs({ "get", "set", "string", "ptr", "pointer" }) do
             end
         end
     end
+end
+
+-- View's methods (lxfer.c): a hostile self, hostile arguments, and a view
+-- whose mapping has ended; none may touch memory it does not hold.
+do
+    local vb = ctx:buffer(string.rep("\0", 16))
+    local view = q:map(vb)
+    local ended = q:map(vb)
+    clgc.wait(q:unmap(ended))
+    local gate = clgc.user_event(ctx)
+    local _, pending = q:read_async(vb, { wait = gate })
+    for _, mname in ipairs({ "get", "set", "numbers", "string", "put",
+        "size", "active" }) do
+        local f = view[mname]
+        for i = 1, NH do
+            local v = hostile[i]
+            try("View." .. mname .. "(self hostile)", true, f, v, "int", 0, 1)
+            -- get, set, numbers, string and put with each argument hostile.
+            for pos = 2, 4 do
+                local args = { view, "int", 0, 1 }
+                if mname == "put" then args = { view, 0, "x" } end
+                if mname == "string" then args = { view, 0, 1 } end
+                args[pos] = v
+                local must = (pos == 2 and mname ~= "size" and
+                    mname ~= "active" and mname ~= "string") or
+                    (mname == "string" and v ~= nil and
+                        not (math.type(v) == "integer" and v >= 0 and v <= 16))
+                if mname == "get" and pos == 4 then must = false end
+                if mname == "numbers" and pos > 2 then must = false end
+                if mname == "set" and pos == 4 and v == 1.5 then
+                    must = false
+                end
+                if (mname == "set" or mname == "get") and pos == 3 and
+                    math.type(v) == "integer" and v >= 0 and v < 4 then
+                    must = false
+                end
+                if mname == "set" and pos == 4 and type(v) == "number" and
+                    (math.type(v) == "integer" or v ~= v) then
+                    must = math.type(v) ~= "integer" and v ~= 1.5 and v == v
+                end
+                if mname == "put" and pos == 3 and v == "x" then must = false end
+                if mname == "put" and pos == 2 and math.type(v) == "integer" and
+                    v >= 0 and v < 16 then must = false end
+                if mname == "put" and pos == 4 then must = false end
+                if mname == "string" and pos == 4 then must = false end
+                try(("View:%s(#%d = %s)"):format(mname, pos, tostring(v)),
+                    must, f, table.unpack(args, 1, 4))
+            end
+        end
+        if mname ~= "size" and mname ~= "active" then
+            try("View:" .. mname .. "(ended)", true, f, ended, "int", 0, 1)
+            try("View:" .. mname .. "(pending)", true, f, pending, "int", 0, 1)
+        end
+    end
+    gate:set_status("complete")
+    clgc.wait(q:unmap(view))
+    vb:release()
 end
 
 -- Hostile tables: lengths that lie, holes, hostile elements.

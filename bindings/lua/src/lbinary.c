@@ -10,7 +10,14 @@
 
 /* Context:program_binaries(devices, binaries) -> Program: one binary (a
  * string) per device, as Program:info("binaries") gives them; build it
- * before use. */
+ * before use.
+ *
+ * A binary is code the driver will run: only the driver's own are
+ * meaningful, and a forged one can do anything. What the binding guards
+ * against is junk: PoCL reads its header before it checks the length, so
+ * each binary goes in a copy followed by zeros, and a string shorter than
+ * that header is read as a short header, never past its memory. */
+#define LCLGC_BINARY_PAD 4096
 static int
 lclgc_context_program_binaries(lua_State *L)
 {
@@ -22,6 +29,7 @@ lclgc_context_program_binaries(lua_State *L)
     size_t *lens;
     cl_int *status, err = CL_SUCCESS;
     cl_program p;
+    int holder;
 
     if (lua_type(L, 3) == LUA_TSTRING) {
         lua_createtable(L, 1, 0);
@@ -39,13 +47,24 @@ lclgc_context_program_binaries(lua_State *L)
     bins = lua_newuserdatauv(L, n * sizeof(*bins), 0);
     lens = lua_newuserdatauv(L, n * sizeof(*lens), 0);
     status = lua_newuserdatauv(L, n * sizeof(*status), 0);
+    lua_createtable(L, (int)n, 0); /* keeps the copies */
+    holder = lua_gettop(L);
     for (cl_uint i = 0; i < n; i++) {
+        const char *b;
+        unsigned char *copy;
+
         lua_rawgeti(L, 3, i + 1);
         if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
             return lclgc_error(L, "%s: binary %d: a non-empty string expected",
                                fn, (int)i + 1);
-        /* The string stays alive in the table at 3. */
-        bins[i] = (const unsigned char *)lua_tolstring(L, -1, &lens[i]);
+        b = lua_tolstring(L, -1, &lens[i]);
+        if (lens[i] > ((size_t)1 << 40))
+            return lclgc_error(L, "%s: binary %d is too large", fn, (int)i + 1);
+        copy = lua_newuserdatauv(L, lens[i] + LCLGC_BINARY_PAD, 0);
+        memcpy(copy, b, lens[i]);
+        memset(copy + lens[i], 0, LCLGC_BINARY_PAD);
+        bins[i] = copy;
+        lua_rawseti(L, holder, i + 1);
         lua_pop(L, 1);
     }
     p = clgc_clCreateProgramWithBinary(c, n, ids, lens, bins, status, &err);

@@ -251,7 +251,8 @@ lclgc_image_box(lua_State *L, int idx, const char *origin_name,
                             fn, CL_INVALID_VALUE);
     }
     for (int i = 0; i < 3; i++)
-        n *= region[i]; /* each at most 2^32 + 1 and their product real */
+        if (__builtin_mul_overflow(n, region[i], &n))
+            lclgc_error(L, "%s: the region is too large", fn);
     return n;
 }
 

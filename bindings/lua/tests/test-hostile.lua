@@ -257,6 +257,8 @@ local liars = {
 -- valgrind would see them read.
 local b = ctx:buffer(string.rep("\0", 16))
 local k = prog:kernel("saxpy")
+local img = ctx:image{ format = { "rgba", "float" }, width = 2, height = 2 }
+local vk = ctx:program("__kernel void v(float4 x) {}"):build():kernel("v")
 for i, t in ipairs(liars) do
     try("wait(liar " .. i .. ")", true, clgc.wait, t)
     try("marker(liar " .. i .. ")", false, function()
@@ -267,9 +269,32 @@ for i, t in ipairs(liars) do
     try("read(liar " .. i .. ")", false, q.read, q, b, t)
     try("launch(liar " .. i .. ")", true, q.launch, q, k, t)
     try("context(liar " .. i .. ")", true, clgc.context, t)
+    -- The functions of lxfer.c, limage.c and lbinary.c with lying
+    -- tables for their lists, regions and origins.
+    try("barrier(liar " .. i .. ")", false, function()
+        clgc.wait(q:barrier(t))
+    end)
+    try("fill wait (liar " .. i .. ")", false, function()
+        clgc.wait(q:fill(b, "\0", { wait = t }))
+    end)
+    try("read_rect region (liar " .. i .. ")", true, q.read_rect, q, b,
+        { region = t })
+    try("read_rect origin (liar " .. i .. ")", false, q.read_rect, q, b,
+        { region = { 1 }, origin = t })
+    try("read_image region (liar " .. i .. ")", false, q.read_image, q, img,
+        { region = t })
+    try("write_async (liar " .. i .. ")", false, function()
+        clgc.wait(q:write_async(b, t, "float"))
+    end)
+    try("link (liar " .. i .. ")", true, ctx.link, ctx, t)
+    try("program_binaries (liar " .. i .. ")", true, ctx.program_binaries,
+        ctx, dev, t)
+    try("vector arg (liar " .. i .. ")", true, vk.arg, vk, 0, t, "float4")
 end
 b:release()
 k:release()
+img:release()
+vk:release()
 
 print(("hostile: %d calls, %d errors"):format(calls, errors))
 prog:release()

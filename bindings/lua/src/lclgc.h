@@ -4,8 +4,11 @@
  * contexts and command queues; lprogram.c: programs and kernels; lmem.c:
  * buffers and raw memory; levent.c: events, waits and callbacks;
  * lgeneric.c: every other command through clgc's metadata; linfo.c: the
- * info queries of every object, by clgc's tables of names). The scheduler
- * is Lua code, in clgc.lua.
+ * info queries of every object, by clgc's tables of names; lxfer.c:
+ * sub-buffers, fills, copies, rectangles, barriers, non-blocking
+ * transfers, maps and views; limage.c: images and samplers; lbinary.c:
+ * programs from binaries, compile and link). The scheduler is Lua code,
+ * in clgc.lua.
  *
  * A lua_State is single-threaded: nothing here touches one from any thread
  * but the one running it. Completions and OpenCL callbacks reach Lua only

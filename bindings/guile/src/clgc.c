@@ -3,12 +3,15 @@
  * mode), Scheme callbacks entered with scm_with_guile, errors raised as
  * &clgc-error (defined in modules/clgc.scm). */
 
+#define _GNU_SOURCE /* process_vm_readv */
 #include <libguile.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "guile-clgc.h"
 
@@ -1515,6 +1518,94 @@ drain(SCM cq, SCM max)
  * The generic path: any command by name, arguments converted by the
  * command's metadata. */
 
+/* Whether p can be an OpenCL object: its first word is readable (read
+ * with process_vm_readv, which fails instead of faulting) and is the
+ * dispatch table of one of the platforms, as every ICD object's is. It
+ * cannot tell a released object from a live one of the same vendor. */
+static int
+object_plausible(void *p)
+{
+    void *dispatch = NULL, *pd = NULL;
+    struct iovec local = {&dispatch, sizeof(dispatch)};
+    struct iovec remote = {p, sizeof(dispatch)};
+    cl_platform_id ids[16];
+    cl_uint n = 0;
+
+    if (p == NULL || ((uintptr_t)p & (sizeof(void *) - 1)) != 0 ||
+        process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
+            (ssize_t)sizeof(dispatch) ||
+        dispatch == NULL)
+        return 0;
+    if (clgc_clGetPlatformIDs(16, ids, &n) != CL_SUCCESS)
+        return 0;
+    for (cl_uint i = 0; i < n && i < 16; i++) {
+        memcpy(&pd, (void *)ids[i], sizeof(pd));
+        if (pd == dispatch)
+            return 1;
+    }
+    return 0;
+}
+
+/* The binding's kind of an OpenCL handle type ("cl_command_queue"), or -1
+ * for a type the binding has no objects of. */
+static int
+kind_of_type(const char *type)
+{
+    static const char *const names[K_CQ] = {
+        [K_PLATFORM] = "cl_platform_id", [K_DEVICE] = "cl_device_id",
+        [K_CONTEXT] = "cl_context",      [K_QUEUE] = "cl_command_queue",
+        [K_PROGRAM] = "cl_program",      [K_KERNEL] = "cl_kernel",
+        [K_MEM] = "cl_mem",              [K_EVENT] = "cl_event"};
+
+    for (int k = 0; k < K_CQ; k++)
+        if (strcmp(names[k], type) == 0)
+            return k;
+    return -1;
+}
+
+/* Whether an OpenCL handle type of clgc's tables that the binding has no
+ * objects of (cl_sampler, cl_command_buffer_khr, ...). */
+static int
+foreign_handle_type(const char *type)
+{
+    for (size_t i = 0; i < clgc_object_kind_count(); i++)
+        if (strcmp(clgc_object_kind_at(i)->type, type) == 0)
+            return 1;
+    return 0;
+}
+
+/* A handle parameter (no '*' in its type) of command-call: #f (NULL), or
+ * an object of the parameter's kind, never a raw pointer: an address
+ * that is no object of that kind is dereferenced by the ICD loader. A
+ * handle of a kind the binding has no objects of (a sampler, made by a
+ * generic call) is a pointer that passes the object check. */
+static void *
+generic_handle(const clgc_param_t *param, SCM v, int pos)
+{
+    const char *who = "command-call";
+    int want = kind_of_type(param->type);
+    char what[96];
+
+    if (scm_is_false(v))
+        return NULL;
+    if (want >= 0) {
+        if (SCM_IS_A_P(v, types[want]))
+            return unwrap((enum kind)want, v, pos, who);
+        snprintf(what, sizeof(what), "%s or #f for %s %s", kinds[want].name,
+                 param->type, param->name);
+        scm_wrong_type_arg_msg(who, pos, v, what);
+    }
+    if (SCM_POINTER_P(v) && foreign_handle_type(param->type)) {
+        if (!object_plausible(SCM_POINTER_VALUE(v)))
+            raise_error("CL_INVALID_VALUE", CL_INVALID_VALUE, who, SCM_BOOL_F,
+                        SCM_BOOL_F, "the pointer is no OpenCL object");
+        return SCM_POINTER_VALUE(v);
+    }
+    snprintf(what, sizeof(what), "%s or #f", param->type);
+    scm_wrong_type_arg_msg(who, pos, v, what);
+    return NULL;
+}
+
 static SCM
 command_call(SCM name, SCM args)
 {
@@ -1524,7 +1615,7 @@ command_call(SCM name, SCM args)
     clgc_arg_t a[CLGC_CLOSURE_MAX_ARGS];
     clgc_value_t r;
     unsigned i = 0;
-    int err, k;
+    int err;
 
     validate(who, scm_is_string(name), name, 1, "string");
     n = scm_to_utf8_string(name);
@@ -1588,21 +1679,25 @@ command_call(SCM name, SCM args)
             a[i].value.d = scm_to_double(v);
             break;
         case CLGC_CTYPE_POINTER:
-        case CLGC_CTYPE_FUNCTION:
-            if (scm_is_false(v))
+            if (strchr(cmd->params[i].type, '*') == NULL)
+                a[i].value.p = generic_handle(&cmd->params[i], v, pos);
+            else if (scm_is_false(v))
                 a[i].value.p = NULL;
             else if (SCM_POINTER_P(v))
                 a[i].value.p = SCM_POINTER_VALUE(v);
-            else if (scm_is_bytevector(v) && t == CLGC_CTYPE_POINTER)
+            else if (scm_is_bytevector(v))
                 a[i].value.p = SCM_BYTEVECTOR_CONTENTS(v);
+            else
+                scm_wrong_type_arg_msg(who, pos, v, "pointer, bytevector or #f");
+            break;
+        case CLGC_CTYPE_FUNCTION:
+            if (scm_is_false(v))
+                a[i].value.p = NULL;
             else if (SCM_IS_A_P(v, types[K_CLOSURE]))
                 a[i].value.fn =
                     ((struct closure *)unwrap(K_CLOSURE, v, pos, who))->code;
-            else if (t == CLGC_CTYPE_POINTER && (k = kind_of(v)) >= 0)
-                a[i].value.p = unwrap(k, v, pos, who);
             else
-                scm_wrong_type_arg_msg(who, pos, v,
-                                       "pointer, bytevector, object or #f");
+                scm_wrong_type_arg_msg(who, pos, v, "closure or #f");
             break;
         default:
             scm_wrong_type_arg_msg(who, pos, v, "value");

@@ -41,5 +41,29 @@
        (= -36 (command-call "clFinish" #f)))
 (check "the right kind still works" (= 0 (command-call "clFinish" queue)))
 
+;;; 2. Every bytevector given for a pointer is checked against the size
+;;; the command's other arguments say it reaches.
+(define (misc-error? e)
+  (and (error? e) (not (clgc-error? e))))
+(define small (make-bytevector 4 0))
+(check-raises "clGetDeviceInfo of 256 bytes into 4: an error" misc-error?
+              (lambda () (command-call "clGetDeviceInfo" device #x102B 256
+                                       small #f)))
+(check "the bytevector was not written" (equal? small #vu8(0 0 0 0)))
+(check-raises "a 2-byte bytevector for a cl_uint result: an error" misc-error?
+              (lambda () (command-call "clGetPlatformIDs" 0 #f
+                                       (make-bytevector 2 0))))
+(check-raises "clWaitForEvents of 4 events from 8 bytes: an error" misc-error?
+              (lambda () (command-call "clWaitForEvents" 4
+                                       (make-bytevector 8 0))))
+(check-raises "a const char * with no NUL: an error" misc-error?
+              (lambda () (command-call "clCreateKernel" #f
+                                       (string->utf8 "saxpy") #f)))
+(let ((bv (make-bytevector 4 0)))
+  (check "exactly the size still works"
+         (and (= 0 (command-call "clGetDeviceInfo" device #x1002 4 bv #f))
+              (= (bytevector-u32-native-ref bv 0)
+                 (device-info device 'max-compute-units)))))
+
 (release user-event)
 (test-exit)

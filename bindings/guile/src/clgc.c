@@ -267,9 +267,82 @@ static const struct {
     [K_CLOSURE] = {"closure", CLGC_EINVAL, NULL},
 };
 
+/* Every handle the binding has seen made or returned (by a typed
+ * procedure, an info query or a generic call), with its kind: what
+ * pointer->object checks an address against, since OpenCL cannot tell an
+ * object's kind (PoCL answers a queue's reference count asked as a
+ * buffer's). An open-addressing table of addresses, never shrunk; an
+ * address is noted again with its new kind when the driver reuses it. */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct seen {
+    void *h;
+    int kind;
+} *seen;
+static size_t seen_cap, seen_count;
+
+static size_t
+seen_slot(struct seen *t, size_t cap, void *h)
+{
+    size_t i = ((uintptr_t)h >> 4) * 0x9E3779B97F4A7C15u & (cap - 1);
+
+    while (t[i].h != NULL && t[i].h != h)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static void
+seen_note(enum kind k, void *h)
+{
+    size_t i;
+
+    if (h == NULL)
+        return;
+    pthread_mutex_lock(&seen_lock);
+    if (2 * (seen_count + 1) > seen_cap) {
+        size_t cap = seen_cap ? 2 * seen_cap : 256;
+        struct seen *t = calloc(cap, sizeof(*t));
+
+        if (t == NULL) {
+            pthread_mutex_unlock(&seen_lock);
+            return; /* not noted: pointer->object will refuse it */
+        }
+        for (size_t j = 0; j < seen_cap; j++)
+            if (seen[j].h != NULL)
+                t[seen_slot(t, cap, seen[j].h)] = seen[j];
+        free(seen);
+        seen = t;
+        seen_cap = cap;
+    }
+    i = seen_slot(seen, seen_cap, h);
+    if (seen[i].h == NULL)
+        seen_count++;
+    seen[i].h = h;
+    seen[i].kind = (int)k;
+    pthread_mutex_unlock(&seen_lock);
+}
+
+/* The kind h was last noted with, or -1. */
+static int
+seen_kind(void *h)
+{
+    int k = -1;
+
+    pthread_mutex_lock(&seen_lock);
+    if (seen_cap > 0 && h != NULL) {
+        size_t i = seen_slot(seen, seen_cap, h);
+
+        if (seen[i].h == h)
+            k = seen[i].kind;
+    }
+    pthread_mutex_unlock(&seen_lock);
+    return k;
+}
+
 static SCM
 wrap(enum kind k, void *h)
 {
+    if (k < K_CQ)
+        seen_note(k, h);
     return scm_make_foreign_object_1(types[k], h);
 }
 
@@ -1767,6 +1840,40 @@ check_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i,
                        scm_from_int64(need), scm_from_size_t(have)));
 }
 
+/* Note the handles a generic call made (seen_note): its result, when its
+ * type is a kind's, and the first element of an out-parameter of one
+ * (cl_event *event, cl_mem *, ...) of a call that returned CL_SUCCESS. */
+static void
+note_generic_handles(const clgc_command_t *cmd, const clgc_arg_t *a,
+                     const clgc_value_t *r)
+{
+    int k = kind_of_type(cmd->result_type);
+    char type[64];
+
+    if (k >= 0)
+        seen_note((enum kind)k, r->p);
+    /* Out-parameters are written only by a call that succeeded. */
+    if (cmd->result_ctype != CLGC_CTYPE_INT32 || r->i32 != CL_SUCCESS)
+        return;
+    for (unsigned i = 0; i < cmd->nparams; i++) {
+        const char *t = cmd->params[i].type, *star = strchr(t, '*');
+        size_t n = star != NULL ? (size_t)(star - t) : 0;
+        void *h = NULL;
+
+        if (star == NULL || star[1] != '\0' || strncmp(t, "const ", 6) == 0 ||
+            a[i].value.p == NULL || n == 0 || n >= sizeof(type))
+            continue;
+        memcpy(type, t, n);
+        while (n > 0 && type[n - 1] == ' ')
+            n--;
+        type[n] = '\0';
+        if ((k = kind_of_type(type)) < 0)
+            continue;
+        memcpy(&h, a[i].value.p, sizeof(h));
+        seen_note((enum kind)k, h);
+    }
+}
+
 static SCM
 command_call(SCM name, SCM args)
 {
@@ -1875,6 +1982,7 @@ command_call(SCM name, SCM args)
     scm_remember_upto_here_1(args);
     if (err != CLGC_OK)
         raise_clgc(err, who);
+    note_generic_handles(cmd, a, &r);
     switch (cmd->result_ctype) {
     case CLGC_CTYPE_VOID:
         return SCM_UNSPECIFIED;
@@ -1896,6 +2004,52 @@ command_call(SCM name, SCM args)
     }
 }
 
+/* Whether h is an object of kind k: one the binding saw made as one
+ * (seen_kind), still an object (object_plausible), and a platform of the
+ * list or one the kind's info query answers. */
+static int
+object_of_kind(int k, void *h)
+{
+    cl_platform_id ids[16];
+    cl_uint n = 0, u = 0;
+    cl_device_type t = 0;
+
+    if (seen_kind(h) != k || !object_plausible(h))
+        return 0;
+    switch (k) {
+    case K_PLATFORM:
+        if (clgc_clGetPlatformIDs(16, ids, &n) != CL_SUCCESS)
+            return 0;
+        for (cl_uint i = 0; i < n && i < 16; i++)
+            if ((void *)ids[i] == h)
+                return 1;
+        return 0;
+    case K_DEVICE:
+        return clgc_clGetDeviceInfo(h, CL_DEVICE_TYPE, sizeof(t), &t, NULL) ==
+               CL_SUCCESS;
+    case K_CONTEXT:
+        return clgc_clGetContextInfo(h, CL_CONTEXT_REFERENCE_COUNT, sizeof(u),
+                                     &u, NULL) == CL_SUCCESS;
+    case K_QUEUE:
+        return clgc_clGetCommandQueueInfo(h, CL_QUEUE_REFERENCE_COUNT,
+                                          sizeof(u), &u, NULL) == CL_SUCCESS;
+    case K_PROGRAM:
+        return clgc_clGetProgramInfo(h, CL_PROGRAM_REFERENCE_COUNT, sizeof(u),
+                                     &u, NULL) == CL_SUCCESS;
+    case K_KERNEL:
+        return clgc_clGetKernelInfo(h, CL_KERNEL_REFERENCE_COUNT, sizeof(u),
+                                    &u, NULL) == CL_SUCCESS;
+    case K_MEM:
+        return clgc_clGetMemObjectInfo(h, CL_MEM_REFERENCE_COUNT, sizeof(u),
+                                       &u, NULL) == CL_SUCCESS;
+    case K_EVENT:
+        return clgc_clGetEventInfo(h, CL_EVENT_REFERENCE_COUNT, sizeof(u), &u,
+                                   NULL) == CL_SUCCESS;
+    default:
+        return 0;
+    }
+}
+
 /* (pointer->object kind pointer): adopt a handle a generic call made, for
  * release and the typed procedures. kind: context queue program kernel
  * buffer event. The object owns the reference. */
@@ -1907,8 +2061,15 @@ pointer_to_object(SCM kind, SCM pointer)
 
     validate("pointer->object", SCM_POINTER_P(pointer), pointer, 2, "pointer");
     for (int k = 0; k < K_CQ; k++)
-        if (sym_is(kind, names[k]))
-            return wrap(k, SCM_POINTER_VALUE(pointer));
+        if (sym_is(kind, names[k])) {
+            void *h = SCM_POINTER_VALUE(pointer);
+
+            if (!object_of_kind(k, h))
+                raise_error(cl_error_name(kinds[k].invalid), kinds[k].invalid,
+                            "pointer->object", SCM_BOOL_F, SCM_BOOL_F,
+                            "the pointer is no OpenCL object of that kind");
+            return wrap(k, h);
+        }
     scm_wrong_type_arg_msg("pointer->object", 1, kind, "object kind symbol");
     return SCM_UNSPECIFIED;
 }

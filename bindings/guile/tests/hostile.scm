@@ -65,5 +65,44 @@
               (= (bytevector-u32-native-ref bv 0)
                  (device-info device 'max-compute-units)))))
 
+;;; 3. Adopting a handle checks that it is an object of that kind.
+(define (invalid? name)
+  (lambda (e) (and (clgc-error? e) (equal? (clgc-error-name e) name))))
+(check-raises "pointer->object of #x1234: CL_INVALID_MEM_OBJECT"
+              (invalid? "CL_INVALID_MEM_OBJECT")
+              (lambda () (pointer->object 'buffer (make-pointer #x1234))))
+(check-raises "pointer->object of a bytevector's memory: CL_INVALID_EVENT"
+              (invalid? "CL_INVALID_EVENT")
+              (lambda () (pointer->object 'event
+                                          (bytevector->pointer
+                                           (make-bytevector 64 7)))))
+(check-raises "pointer->object of the null pointer: CL_INVALID_CONTEXT"
+              (invalid? "CL_INVALID_CONTEXT")
+              (lambda () (pointer->object 'context %null-pointer)))
+(check-raises "a queue adopted as a buffer: CL_INVALID_MEM_OBJECT"
+              (invalid? "CL_INVALID_MEM_OBJECT")
+              (lambda () (pointer->object 'buffer (handle->pointer queue))))
+(check-raises "a context adopted as a platform: CL_INVALID_PLATFORM"
+              (invalid? "CL_INVALID_PLATFORM")
+              (lambda () (pointer->object 'platform (handle->pointer context))))
+(let* ((err (make-bytevector 4 1))
+       (p (command-call "clCreateBuffer" context 1 64 #f err))
+       (b (pointer->object 'buffer p)))
+  (check "a real buffer is adopted" (= 64 (buffer-size b)))
+  (release b))
+;; An event from a generic enqueue's out-parameter is adopted as one.
+(let* ((evp (make-bytevector (sizeof '*) 0))
+       (bv (make-bytevector 16 0))
+       (b (make-buffer context '(read-write) 16)))
+  (check "clEnqueueWriteBuffer through the generic path"
+         (= 0 (command-call "clEnqueueWriteBuffer" queue b 1 0 16 bv 0 #f evp)))
+  (let ((ev (pointer->object 'event
+                             (dereference-pointer
+                              (bytevector->pointer evp)))))
+    (check "the adopted event is complete" (eq? 'complete (event-status ev)))
+    (release ev))
+  (release b))
+(gc) (gc)
+
 (release user-event)
 (test-exit)

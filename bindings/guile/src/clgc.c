@@ -377,13 +377,24 @@ kind_of(SCM obj)
 
 /* A Scheme procedure behind a clgc closure. The closure's memory is
  * malloc'd, which the collector does not scan, so the procedure is
- * protected until the closure is released. */
+ * protected until the closure is released.
+ *
+ * The binding cannot know when C stops holding a closure's code, so
+ * (release c) retires the closure instead of freeing it: the procedure is
+ * dropped (proc becomes #f under closure_lock, then unprotected) and the
+ * code stays valid for the rest of the process, returning a zero result
+ * to any C that still calls it. Retired closures are kept on a list (a
+ * record and libffi's trampoline each). */
 struct closure {
     clgc_closure_t *closure;
     clgc_function_t code;
-    SCM proc;
+    SCM proc; /* #f once released; read and written under closure_lock */
+    struct closure *next_retired;
     char signature[2 * CLGC_CLOSURE_MAX_ARGS + 4];
 };
+
+static pthread_mutex_t closure_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct closure *retired;
 
 static SCM
 release(SCM obj)
@@ -395,11 +406,17 @@ release(SCM obj)
     if (k == K_CLOSURE) {
         struct closure *c = take_handle(obj);
 
-        if (c != NULL) {
-            clgc_closure_free(c->closure);
-            scm_gc_unprotect_object(c->proc);
-            free(c);
-        }
+        SCM proc;
+
+        if (c == NULL)
+            return SCM_UNSPECIFIED;
+        pthread_mutex_lock(&closure_lock);
+        proc = c->proc;
+        c->proc = SCM_BOOL_F;
+        c->next_retired = retired;
+        retired = c;
+        pthread_mutex_unlock(&closure_lock);
+        scm_gc_unprotect_object(proc);
         return SCM_UNSPECIFIED;
     }
     if (k == K_CQ) {
@@ -2123,14 +2140,21 @@ closure_body(void *data)
     struct closure_call *k = data;
     const char *sig = k->c->signature;
     const char *a = strchr(sig, '(') + 1;
-    SCM args = SCM_EOL, r;
+    SCM args = SCM_EOL, r, proc;
     int n = 0;
 
+    /* Read under the lock into this frame, which the collector scans: a
+     * release on another thread may unprotect it right after. */
+    pthread_mutex_lock(&closure_lock);
+    proc = k->c->proc;
+    pthread_mutex_unlock(&closure_lock);
+    if (scm_is_false(proc))
+        return SCM_UNSPECIFIED; /* released: the zeroed result */
     for (const char *p = a; *p != ')'; p++)
         n++;
     for (int i = n - 1; i >= 0; i--)
         args = scm_cons(c_to_scm(a[i], k->args[i]), args);
-    r = scm_apply_0(k->c->proc, args);
+    r = scm_apply_0(proc, args);
     switch (sig[0]) {
     case 'v':
         break;
@@ -2180,8 +2204,8 @@ closure_handler(void *result, void *const *args, void *data)
 
 /* (make-closure signature proc) -> closure: (closure-pointer c) is a C
  * function of that signature ("v(pip)", clgc/ffi.h) that calls proc
- * with the arguments converted (integers, reals, pointers). Freed only by
- * (release c), once C can no longer call it. */
+ * with the arguments converted (integers, reals, pointers). (release c)
+ * retires it: a later call from C returns a zero result. */
 static SCM
 make_closure(SCM signature, SCM proc)
 {

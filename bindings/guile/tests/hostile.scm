@@ -104,5 +104,24 @@
   (release b))
 (gc) (gc)
 
+;;; 4. Releasing a closure that C still holds: C's later calls return a
+;;; zero result instead of jumping into freed code.
+(define destructor-ran #f)
+(define on-destroy (make-closure "v(pp)" (lambda (mem data)
+                                           (set! destructor-ran #t))))
+(define held (make-buffer context '(read-write) 64))
+(check "a destructor callback set with a closure"
+       (= 0 (command-call "clSetMemObjectDestructorCallback" held on-destroy
+                          #f)))
+(release on-destroy)
+(release held) ; PoCL calls the released closure's code here
+(check "the released closure's procedure did not run" (not destructor-ran))
+(define add1 (make-closure "i(i)" (lambda (x) (+ x 1))))
+(define add1-code (pointer->procedure int (closure-pointer add1) (list int)))
+(check "a closure called from C" (= 42 (add1-code 41)))
+(release add1)
+(gc)
+(check "a released closure called from C returns 0" (= 0 (add1-code 41)))
+
 (release user-event)
 (test-exit)

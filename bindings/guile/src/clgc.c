@@ -5,6 +5,7 @@
 
 #define _GNU_SOURCE /* process_vm_readv */
 #include <libguile.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -277,7 +278,7 @@ static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct seen {
     void *h;
     int kind;
-} *seen;
+} * seen;
 static size_t seen_cap, seen_count;
 
 static size_t
@@ -480,6 +481,30 @@ validate(const char *who, int ok, SCM v, int pos, const char *what)
 {
     if (!ok)
         scm_wrong_type_arg_msg(who, pos, v, what);
+}
+
+/* An exact integer argument within [min, max]: a wrong type raises
+ * wrong-type-arg, a value out of the range out-of-range, both with
+ * arguments Guile can print (scm_to_size_t's own range error, in Guile
+ * 3.0.8, carries bounds that crash the printer). */
+static int64_t
+to_signed(SCM v, int64_t min, int64_t max, int pos, const char *who)
+{
+    if (!scm_is_exact_integer(v))
+        scm_wrong_type_arg_msg(who, pos, v, "exact integer");
+    if (!scm_is_signed_integer(v, min, max))
+        scm_out_of_range_pos(who, v, scm_from_int(pos));
+    return scm_to_int64(v);
+}
+
+static uint64_t
+to_unsigned(SCM v, uint64_t max, int pos, const char *who)
+{
+    if (!scm_is_exact_integer(v))
+        scm_wrong_type_arg_msg(who, pos, v, "exact integer");
+    if (!scm_is_unsigned_integer(v, 0, max))
+        scm_out_of_range_pos(who, v, scm_from_int(pos));
+    return scm_to_uint64(v);
 }
 
 static int
@@ -820,7 +845,7 @@ info_call(const struct info_proc *p, SCM obj, SCM extra, SCM key)
     if (p->extra == EXTRA_DEVICE) {
         x = unwrap(K_DEVICE, extra, 2, p->who);
     } else if (p->extra == EXTRA_ARG) {
-        index = scm_to_uint32(extra);
+        index = (cl_uint)to_unsigned(extra, UINT32_MAX, 2, p->who);
         x = &index;
     }
     const clgc_info_t *info;
@@ -1224,7 +1249,7 @@ static SCM
 set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
 {
     void *k = unwrap(K_KERNEL, kernel, 1, "set-kernel-arg!");
-    cl_uint i = scm_to_uint32(index);
+    cl_uint i = (cl_uint)to_unsigned(index, UINT32_MAX, 2, "set-kernel-arg!");
     union {
         cl_int i;
         cl_uint u;
@@ -1253,15 +1278,20 @@ set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
                         "symbol");
         if (sym_is(type, "local")) {
             ptr = NULL;
-            size = scm_to_size_t(value);
+            size = to_unsigned(value, SIZE_MAX, 3, "set-kernel-arg!");
         } else if (sym_is(type, "int")) {
-            v.i = scm_to_int32(value), size = sizeof(cl_int);
+            v.i = (cl_int)to_signed(value, INT32_MIN, INT32_MAX, 3,
+                                    "set-kernel-arg!"),
+            size = sizeof(cl_int);
         } else if (sym_is(type, "uint")) {
-            v.u = scm_to_uint32(value), size = sizeof(cl_uint);
+            v.u = (cl_uint)to_unsigned(value, UINT32_MAX, 3, "set-kernel-arg!"),
+            size = sizeof(cl_uint);
         } else if (sym_is(type, "long")) {
-            v.l = scm_to_int64(value), size = sizeof(cl_long);
+            v.l = to_signed(value, INT64_MIN, INT64_MAX, 3, "set-kernel-arg!"),
+            size = sizeof(cl_long);
         } else if (sym_is(type, "ulong")) {
-            v.ul = scm_to_uint64(value), size = sizeof(cl_ulong);
+            v.ul = to_unsigned(value, UINT64_MAX, 3, "set-kernel-arg!"),
+            size = sizeof(cl_ulong);
         } else if (sym_is(type, "float")) {
             v.f = (cl_float)scm_to_double(value), size = sizeof(cl_float);
         } else if (sym_is(type, "double")) {
@@ -1325,7 +1355,7 @@ make_buffer(SCM context, SCM flags, SCM init)
     } else {
         SCM_ASSERT_TYPE(scm_is_integer(init), init, 3, "make-buffer",
                         "size or bytevector");
-        size = scm_to_size_t(init);
+        size = to_unsigned(init, SIZE_MAX, 3, "make-buffer");
     }
     m = clgc_clCreateBuffer(c, f, size, host, &err);
     scm_remember_upto_here_1(init);
@@ -1382,7 +1412,7 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
 
     validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
     if (!SCM_UNBNDP(offset))
-        off = scm_to_size_t(offset);
+        off = to_unsigned(offset, SIZE_MAX, 4, who);
     w = handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5, who, &n,
                      buf, 16);
     if (write)
@@ -1421,13 +1451,13 @@ work_sizes(SCM sizes, size_t out[3], int pos, const char *who)
     int dim = 0;
 
     if (scm_is_integer(sizes)) {
-        out[0] = scm_to_size_t(sizes);
+        out[0] = to_unsigned(sizes, SIZE_MAX, pos, who);
         return 1;
     }
     if (scm_ilength(sizes) < 1 || scm_ilength(sizes) > 3)
         scm_wrong_type_arg_msg(who, pos, sizes, "size or list of 1 to 3");
     for (SCM l = sizes; !scm_is_null(l); l = scm_cdr(l))
-        out[dim++] = scm_to_size_t(scm_car(l));
+        out[dim++] = to_unsigned(scm_car(l), SIZE_MAX, pos, who);
     return dim;
 }
 
@@ -1524,7 +1554,8 @@ set_user_event_status(SCM event, SCM status)
     if (scm_is_symbol(status) && sym_is(status, "complete"))
         s = CL_COMPLETE;
     else
-        s = scm_to_int32(status);
+        s = (cl_int)to_signed(status, INT32_MIN, INT32_MAX, 2,
+                              "set-user-event-status!");
     CHECK_CL(clgc_clSetUserEventStatus(e, s), "set-user-event-status!");
     return SCM_UNSPECIFIED;
 }
@@ -1595,7 +1626,8 @@ static SCM
 drain(SCM cq, SCM max)
 {
     clgc_queue_t *q = unwrap(K_CQ, cq, 1, "drain!");
-    unsigned m = SCM_UNBNDP(max) ? 0 : scm_to_uint(max);
+    unsigned m =
+        SCM_UNBNDP(max) ? 0 : (unsigned)to_unsigned(max, UINT_MAX, 2, "drain!");
     int n = clgc_queue_drain(q, m);
 
     raise_pending();
@@ -1641,11 +1673,14 @@ object_plausible(void *p)
 static int
 kind_of_type(const char *type)
 {
-    static const char *const names[K_CQ] = {
-        [K_PLATFORM] = "cl_platform_id", [K_DEVICE] = "cl_device_id",
-        [K_CONTEXT] = "cl_context",      [K_QUEUE] = "cl_command_queue",
-        [K_PROGRAM] = "cl_program",      [K_KERNEL] = "cl_kernel",
-        [K_MEM] = "cl_mem",              [K_EVENT] = "cl_event"};
+    static const char *const names[K_CQ] = {[K_PLATFORM] = "cl_platform_id",
+                                            [K_DEVICE] = "cl_device_id",
+                                            [K_CONTEXT] = "cl_context",
+                                            [K_QUEUE] = "cl_command_queue",
+                                            [K_PROGRAM] = "cl_program",
+                                            [K_KERNEL] = "cl_kernel",
+                                            [K_MEM] = "cl_mem",
+                                            [K_EVENT] = "cl_event"};
 
     for (int k = 0; k < K_CQ; k++)
         if (strcmp(names[k], type) == 0)
@@ -1817,16 +1852,14 @@ pointer_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i)
     }
     if (n < 0)
         return -1;
-    return (uint64_t)n > (uint64_t)INT64_MAX / es ? INT64_MAX
-                                                  : n * (int64_t)es;
+    return (uint64_t)n > (uint64_t)INT64_MAX / es ? INT64_MAX : n * (int64_t)es;
 }
 
 /* A bytevector for pointer parameter i of the converted arguments a:
  * refused unless it holds all the command may read or write there (a
  * const char * one must hold its NUL). */
 static void
-check_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i,
-            SCM bv)
+check_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i, SCM bv)
 {
     const char *who = "command-call";
     size_t have = SCM_BYTEVECTOR_LENGTH(bv);
@@ -1835,10 +1868,11 @@ check_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i,
 
     if (need < 0 && strcmp(cmd->params[i].type, "const char *") == 0) {
         if (memchr(SCM_BYTEVECTOR_CONTENTS(bv), 0, have) == NULL)
-            scm_misc_error(who, "argument ~A (~A ~A): no NUL in the bytevector",
-                           scm_list_3(scm_from_int(pos),
-                                      scm_from_utf8_string(cmd->params[i].type),
-                                      scm_from_utf8_string(cmd->params[i].name)));
+            scm_misc_error(
+                who, "argument ~A (~A ~A): no NUL in the bytevector",
+                scm_list_3(scm_from_int(pos),
+                           scm_from_utf8_string(cmd->params[i].type),
+                           scm_from_utf8_string(cmd->params[i].name)));
         return;
     }
     if (need < 0)
@@ -1930,32 +1964,33 @@ command_call(SCM name, SCM args)
         case CLGC_CTYPE_INT32:
         case CLGC_CTYPE_INT64:
         case CLGC_CTYPE_INTPTR: {
-            int64_t x = scm_to_int64(v);
-
             if (t == CLGC_CTYPE_INT8)
-                a[i].value.i8 = (int8_t)x;
+                a[i].value.i8 =
+                    (int8_t)to_signed(v, INT8_MIN, INT8_MAX, pos, who);
             else if (t == CLGC_CTYPE_INT16)
-                a[i].value.i16 = (int16_t)x;
+                a[i].value.i16 =
+                    (int16_t)to_signed(v, INT16_MIN, INT16_MAX, pos, who);
             else if (t == CLGC_CTYPE_INT32)
-                a[i].value.i32 = scm_to_int32(v);
+                a[i].value.i32 =
+                    (int32_t)to_signed(v, INT32_MIN, INT32_MAX, pos, who);
             else
-                a[i].value.i64 = x;
+                a[i].value.i64 = to_signed(v, INT64_MIN, INT64_MAX, pos, who);
             break;
         }
         case CLGC_CTYPE_UINT8:
-            a[i].value.u8 = scm_to_uint8(v);
+            a[i].value.u8 = (uint8_t)to_unsigned(v, UINT8_MAX, pos, who);
             break;
         case CLGC_CTYPE_UINT16:
-            a[i].value.u16 = scm_to_uint16(v);
+            a[i].value.u16 = (uint16_t)to_unsigned(v, UINT16_MAX, pos, who);
             break;
         case CLGC_CTYPE_UINT32:
-            a[i].value.u32 = scm_to_uint32(v);
+            a[i].value.u32 = (uint32_t)to_unsigned(v, UINT32_MAX, pos, who);
             break;
         case CLGC_CTYPE_UINT64:
-            a[i].value.u64 = scm_to_uint64(v);
+            a[i].value.u64 = to_unsigned(v, UINT64_MAX, pos, who);
             break;
         case CLGC_CTYPE_SIZE:
-            a[i].value.size = scm_to_size_t(v);
+            a[i].value.size = to_unsigned(v, SIZE_MAX, pos, who);
             break;
         case CLGC_CTYPE_FLOAT:
             a[i].value.f = (float)scm_to_double(v);
@@ -1973,7 +2008,8 @@ command_call(SCM name, SCM args)
             else if (scm_is_bytevector(v))
                 a[i].value.p = SCM_BYTEVECTOR_CONTENTS(v);
             else
-                scm_wrong_type_arg_msg(who, pos, v, "pointer, bytevector or #f");
+                scm_wrong_type_arg_msg(who, pos, v,
+                                       "pointer, bytevector or #f");
             break;
         case CLGC_CTYPE_FUNCTION:
             if (scm_is_false(v))
@@ -2054,11 +2090,11 @@ object_of_kind(int k, void *h)
         return clgc_clGetProgramInfo(h, CL_PROGRAM_REFERENCE_COUNT, sizeof(u),
                                      &u, NULL) == CL_SUCCESS;
     case K_KERNEL:
-        return clgc_clGetKernelInfo(h, CL_KERNEL_REFERENCE_COUNT, sizeof(u),
-                                    &u, NULL) == CL_SUCCESS;
+        return clgc_clGetKernelInfo(h, CL_KERNEL_REFERENCE_COUNT, sizeof(u), &u,
+                                    NULL) == CL_SUCCESS;
     case K_MEM:
-        return clgc_clGetMemObjectInfo(h, CL_MEM_REFERENCE_COUNT, sizeof(u),
-                                       &u, NULL) == CL_SUCCESS;
+        return clgc_clGetMemObjectInfo(h, CL_MEM_REFERENCE_COUNT, sizeof(u), &u,
+                                       NULL) == CL_SUCCESS;
     case K_EVENT:
         return clgc_clGetEventInfo(h, CL_EVENT_REFERENCE_COUNT, sizeof(u), &u,
                                    NULL) == CL_SUCCESS;
@@ -2173,10 +2209,11 @@ closure_body(void *data)
     case 'i':
     case 'l':
     case 'j':
-        *(int64_t *)k->result = scm_to_int64(r);
+        *(int64_t *)k->result =
+            to_signed(r, INT64_MIN, INT64_MAX, 0, "closure");
         break;
     default:
-        *(uint64_t *)k->result = scm_to_uint64(r);
+        *(uint64_t *)k->result = to_unsigned(r, UINT64_MAX, 0, "closure");
         break;
     }
     return SCM_UNSPECIFIED;

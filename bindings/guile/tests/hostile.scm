@@ -123,5 +123,37 @@
 (gc)
 (check "a released closure called from C returns 0" (= 0 (add1-code 41)))
 
+;;; 5. Out-of-range sizes and integers raise out-of-range errors that
+;;; Guile can print (Guile 3.0.8's own size_t range error crashed the
+;;; printer).
+(define (printable-out-of-range? e)
+  (and (error? e) (eq? (exception-kind e) 'out-of-range)
+       (string? (call-with-output-string
+                 (lambda (port) (write (exception-args e) port)
+                         (print-exception port #f (exception-kind e)
+                                          (exception-args e)))))))
+(define kernel (make-kernel (build-program (make-program context saxpy-source))
+                            "saxpy"))
+(define cq (make-completion-queue))
+(for-each
+ (lambda (name thunk)
+   (check-raises name printable-out-of-range? thunk))
+ '("make-buffer of size -1" "make-buffer of size 2^64"
+   "enqueue-kernel of global size -1" "set-kernel-arg! index -1"
+   "set-kernel-arg! int 2^31" "set-user-event-status! 2^40"
+   "drain! of -1" "command-call size_t -1" "command-call cl_uint 2^32"
+   "kernel-arg-info index -1")
+ (list (lambda () (make-buffer context '(read-write) -1))
+       (lambda () (make-buffer context '(read-write) (expt 2 64)))
+       (lambda () (enqueue-kernel queue kernel -1))
+       (lambda () (set-kernel-arg! kernel -1 0 'int))
+       (lambda () (set-kernel-arg! kernel 0 (expt 2 31) 'int))
+       (lambda () (set-user-event-status! user-event (expt 2 40)))
+       (lambda () (drain! cq -1))
+       (lambda () (command-call "clGetDeviceInfo" device #x1002 -1 #f #f))
+       (lambda () (command-call "clGetDeviceInfo" device (expt 2 32) 4 #f #f))
+       (lambda () (kernel-arg-info kernel -1 'name))))
+
+(release cq)
 (release user-event)
 (test-exit)

@@ -462,8 +462,12 @@ platforms(void)
 {
     cl_uint n = 0;
     cl_platform_id ids[16];
-    cl_int err = clgc_clGetPlatformIDs(16, ids, &n);
+    cl_int err;
     SCM l = SCM_EOL;
+
+    guile_clgc_signals_note(); /* the first call loads PoCL */
+    err = clgc_clGetPlatformIDs(16, ids, &n);
+    guile_clgc_signals_restore();
 
     if (err == CL_PLATFORM_NOT_FOUND_KHR)
         return SCM_EOL;
@@ -537,7 +541,9 @@ devices(SCM platform, SCM type)
             scm_misc_error("devices", "unknown device type: ~S",
                            scm_list_1(type));
     }
+    guile_clgc_signals_note(); /* opening the device starts LLVM */
     err = clgc_clGetDeviceIDs(p, t, 16, ids, &n);
+    guile_clgc_signals_restore();
     if (err == CL_DEVICE_NOT_FOUND)
         return SCM_EOL;
     CHECK_CL(err, "devices");
@@ -852,7 +858,12 @@ info_call(const struct info_proc *p, SCM obj, SCM extra, SCM key)
     SCM v = SCM_BOOL_F;
 
     info = info_lookup(p, key, p->extra == EXTRA_NONE ? 2 : 3);
-    CHECK_CL(info_fetch(p, h, x, info, &v), p->who);
+    cl_int err;
+
+    guile_clgc_signals_note();
+    err = info_fetch(p, h, x, info, &v);
+    guile_clgc_signals_restore();
+    CHECK_CL(err, p->who);
     return v;
 }
 
@@ -1044,7 +1055,9 @@ make_context(SCM devs)
     if (n == 0)
         raise_error("CL_INVALID_VALUE", CL_INVALID_VALUE, "make-context",
                     SCM_BOOL_F, SCM_BOOL_F, "no devices");
+    guile_clgc_signals_note();
     c = clgc_clCreateContext(NULL, n, (cl_device_id *)d, NULL, NULL, &err);
+    guile_clgc_signals_restore();
     free_array(d, buf);
     CHECK_CL(err, "make-context");
     return wrap(K_CONTEXT, c);
@@ -1210,11 +1223,12 @@ build_program(SCM program, SCM options, SCM notify)
         }
         pair = scm_cons(notify, scm_list_1(program));
     }
+    guile_clgc_signals_note();
     err = clgc_clBuildProgram(
         p, 0, NULL, opts, scm_is_true(pair) ? build_notify : NULL,
         scm_is_true(pair) ? SCM_UNPACK_POINTER(pair) : NULL);
     free(opts);
-    guile_clgc_restore_restart_signal();
+    guile_clgc_signals_restore();
     scm_remember_upto_here_1(pair);
     if (err != CL_SUCCESS)
         raise_error(cl_error_name(err), err, "build-program",
@@ -1235,8 +1249,9 @@ make_kernel(SCM program, SCM name)
 
     validate("make-kernel", scm_is_string(name), name, 2, "string");
     n = scm_to_utf8_string(name);
+    guile_clgc_signals_note();
     k = clgc_clCreateKernel(p, n, &err);
-    guile_clgc_restore_restart_signal();
+    guile_clgc_signals_restore();
     free(n);
     CHECK_CL(err, "make-kernel");
     return wrap(K_KERNEL, k);
@@ -1386,8 +1401,9 @@ wait_for_events(SCM events)
         raise_error("CL_INVALID_VALUE", CL_INVALID_VALUE, "wait-for-events",
                     SCM_BOOL_F, SCM_BOOL_F, "no events");
     }
+    guile_clgc_signals_note();
     err = clgc_wait_for_events(n, (cl_event *)e);
-    guile_clgc_restore_restart_signal();
+    guile_clgc_signals_restore();
     free_array(e, buf);
     scm_remember_upto_here_1(events);
     raise_pending();
@@ -1425,7 +1441,9 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
             SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
     free_array(w, buf);
     CHECK_CL(err, who);
+    guile_clgc_signals_note();
     err = clgc_wait_for_events(1, &ev);
+    guile_clgc_signals_restore();
     clgc_clReleaseEvent(ev);
     scm_remember_upto_here_1(bv);
     raise_pending();
@@ -1484,10 +1502,11 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
     }
     w = handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5, who, &n,
                      buf, 16);
+    guile_clgc_signals_note();
     err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
                                       use_local ? l : NULL, n, (cl_event *)w,
                                       &ev);
-    guile_clgc_restore_restart_signal();
+    guile_clgc_signals_restore();
     free_array(w, buf);
     CHECK_CL(err, who);
     return wrap(K_EVENT, ev);
@@ -1496,14 +1515,26 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
 static SCM
 finish(SCM queue)
 {
-    CHECK_CL(clgc_clFinish(unwrap(K_QUEUE, queue, 1, "finish")), "finish");
+    void *q = unwrap(K_QUEUE, queue, 1, "finish");
+    cl_int err;
+
+    guile_clgc_signals_note();
+    err = clgc_clFinish(q);
+    guile_clgc_signals_restore();
+    CHECK_CL(err, "finish");
     return SCM_UNSPECIFIED;
 }
 
 static SCM
 flush(SCM queue)
 {
-    CHECK_CL(clgc_clFlush(unwrap(K_QUEUE, queue, 1, "flush")), "flush");
+    void *q = unwrap(K_QUEUE, queue, 1, "flush");
+    cl_int err;
+
+    guile_clgc_signals_note();
+    err = clgc_clFlush(q);
+    guile_clgc_signals_restore();
+    CHECK_CL(err, "flush");
     return SCM_UNSPECIFIED;
 }
 
@@ -2031,7 +2062,9 @@ command_call(SCM name, SCM args)
             scm_is_bytevector(scm_car(l)))
             check_reach(cmd, a, i, scm_car(l));
     memset(&r, 0, sizeof(r));
+    guile_clgc_signals_note();
     err = clgc_command_call(cmd, i, a, &r);
+    guile_clgc_signals_restore();
     scm_remember_upto_here_1(args);
     if (err != CLGC_OK)
         raise_clgc(err, who);

@@ -16,9 +16,11 @@ int guile_clgc_install(void);
 void guile_clgc_set_regions(int on);
 int guile_clgc_regions(void);
 
-/* Put bdwgc's restart-signal handler back if LLVM replaced it (see
- * runtime.c). Any Guile thread, after a call that may have run LLVM. */
-void guile_clgc_restore_restart_signal(void);
+/* Around every call that may load or run LLVM (see runtime.c): note the
+ * program's signal dispositions before it, and put back after it those
+ * that LLVM replaced (bdwgc's restart signal always). Any thread. */
+void guile_clgc_signals_note(void);
+void guile_clgc_signals_restore(void);
 
 /* The runtime's callback_failed hook (clgc.c): keeps the failure for the
  * calling thread's next wait or drain to raise. */

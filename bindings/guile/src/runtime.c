@@ -3,7 +3,9 @@
  * bdwgc's uncollectable objects, as in the Boehm adapter (src/boehm.c):
  * Guile collects with the same bdwgc, so one runtime serves both. */
 
+#define _GNU_SOURCE /* dladdr */
 #define GC_THREADS
+#include <dlfcn.h>
 #include <gc/gc.h>
 #include <libguile.h>
 #include <pthread.h>
@@ -93,28 +95,87 @@ guile_record_free(void *record, void *data)
     GC_free(record);
 }
 
-/* bdwgc's restart signal is SIGXCPU, fixed when Guile started it. The
- * LLVM inside PoCL registers a handler of its own for SIGXCPU whenever it
- * compiles (RemoveFileOnSignal), with SA_RESETHAND, and leaves it there: a
- * collection then restarts a suspended thread through LLVM's handler,
- * which deletes the compiler's temporary files and puts bdwgc's handler
- * back, and while it does, the disposition is SIG_DFL, so a second thread
- * restarted in the same instant kills the process. The binding puts
- * bdwgc's handler back itself after the calls that may run LLVM (builds,
- * kernel creation, launches). */
+/* The LLVM inside PoCL registers handlers of its own for the signals
+ * that end a process (SIGINT, SIGTERM, SIGXCPU, SIGSEGV, ...) when the
+ * device is first opened and again whenever it compiles
+ * (RemoveFileOnSignal), with SA_RESETHAND, and leaves them there. When one
+ * runs it deletes the compiler's temporary files and puts back the
+ * dispositions it found when it registered. Under Guile, bdwgc restarts
+ * the threads it stopped with SIGXCPU: the first collection that stops a
+ * thread in Guile mode then runs LLVM's handler, which resets a handler
+ * the program set since (SIGINT to SIG_DFL: Ctrl-C ends the process), and
+ * while it runs SIGXCPU is SIG_DFL, so a second thread restarted in the
+ * same instant kills the process.
+ *
+ * So the binding keeps, for each of those signals, the last disposition
+ * it saw that was not LLVM's (a handler in a library named libLLVM*),
+ * noted before every call that may load or run LLVM (device discovery,
+ * contexts, builds, kernels, launches, waits, transfers, the generic
+ * path), and after the call puts it back wherever LLVM's handler is
+ * registered. bdwgc's restart signal always gets bdwgc's handler back. */
+static const int guile_llvm_signals[] = {
+    SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,  SIGFPE,
+    SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS};
+#define GUILE_NSIGNALS (sizeof(guile_llvm_signals) / sizeof(int))
+static struct sigaction guile_saved[GUILE_NSIGNALS];
+static int guile_have_saved[GUILE_NSIGNALS];
+static pthread_mutex_t guile_signal_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction guile_restart_action;
 static int guile_restart_signal;
 
+/* Whether a disposition is a handler in LLVM's library. */
+static int
+guile_llvm_handler(const struct sigaction *sa)
+{
+    void *fn = (sa->sa_flags & SA_SIGINFO) ? (void *)sa->sa_sigaction
+                                           : (void *)sa->sa_handler;
+    Dl_info info;
+
+    if (fn == (void *)SIG_DFL || fn == (void *)SIG_IGN)
+        return 0;
+    return dladdr(fn, &info) != 0 && info.dli_fname != NULL &&
+           strstr(info.dli_fname, "libLLVM") != NULL;
+}
+
 void
-guile_clgc_restore_restart_signal(void)
+guile_clgc_signals_note(void)
 {
     struct sigaction now;
 
-    if (guile_restart_signal <= 0 ||
-        sigaction(guile_restart_signal, NULL, &now) != 0)
-        return;
-    if (now.sa_handler != guile_restart_action.sa_handler)
+    pthread_mutex_lock(&guile_signal_lock);
+    for (size_t i = 0; i < GUILE_NSIGNALS; i++)
+        if (guile_llvm_signals[i] != guile_restart_signal &&
+            sigaction(guile_llvm_signals[i], NULL, &now) == 0 &&
+            !guile_llvm_handler(&now)) {
+            guile_saved[i] = now;
+            guile_have_saved[i] = 1;
+        }
+    pthread_mutex_unlock(&guile_signal_lock);
+}
+
+void
+guile_clgc_signals_restore(void)
+{
+    struct sigaction now;
+
+    pthread_mutex_lock(&guile_signal_lock);
+    if (guile_restart_signal > 0 &&
+        sigaction(guile_restart_signal, NULL, &now) == 0 &&
+        now.sa_handler != guile_restart_action.sa_handler)
         sigaction(guile_restart_signal, &guile_restart_action, NULL);
+    for (size_t i = 0; i < GUILE_NSIGNALS; i++) {
+        int sig = guile_llvm_signals[i];
+
+        if (sig == guile_restart_signal || sigaction(sig, NULL, &now) != 0)
+            continue;
+        if (!guile_llvm_handler(&now)) {
+            guile_saved[i] = now;
+            guile_have_saved[i] = 1;
+        } else if (guile_have_saved[i]) {
+            sigaction(sig, &guile_saved[i], NULL);
+        }
+    }
+    pthread_mutex_unlock(&guile_signal_lock);
 }
 
 int
@@ -143,6 +204,7 @@ guile_clgc_install(void)
     if (guile_restart_signal > 0 &&
         sigaction(guile_restart_signal, NULL, &guile_restart_action) != 0)
         guile_restart_signal = 0;
+    guile_clgc_signals_note();
     return clgc_runtime_install(&rt);
 }
 

@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
+#include <sys/select.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -1389,6 +1393,175 @@ buffer_size(SCM buffer)
     return scm_from_size_t(size);
 }
 
+/* Waits that wake for Guile's asyncs.
+ *
+ * A wait sleeps in scm_std_select (outside Guile mode, as any crossing) on
+ * an eventfd of its own, which clgc_event_notify handlers (RAW: they only
+ * count down and write) make readable when the last event completes, and
+ * on the thread's sleep pipe, which system-async-mark writes to: a SIGINT
+ * handler, cancel-thread or any async wakes it; it runs the asyncs
+ * (scm_async_tick) and goes on waiting, as sleep does. Once every event
+ * has completed clgc_wait_for_events gives their status at once.
+ *
+ * The memory-safety rule: an async that raises (or cancel-thread) unwinds
+ * out of the wait at once, while the commands go on. What they still use
+ * stays alive until they complete: OpenCL keeps the events and the memory
+ * objects of their commands, and what the binding gave them (a
+ * transfer's bytevector) is protected from the collector until its
+ * command completes. The waiter becomes an orphan; the next wait on any
+ * thread unprotects the orphans whose commands have completed. */
+struct waiter {
+    atomic_int refs;    /* the waiting thread (or the orphan list) + handlers */
+    atomic_int pending; /* events still to complete */
+    int fd;             /* an eventfd, readable once pending is 0 */
+    SCM keep;           /* protected until the commands complete, or #f */
+    struct waiter *next_orphan;
+};
+
+static pthread_mutex_t orphan_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct waiter *orphans;
+
+static void
+waiter_unref(struct waiter *w)
+{
+    if (atomic_fetch_sub(&w->refs, 1) == 1) {
+        close(w->fd);
+        free(w);
+    }
+}
+
+/* A completion, on whichever thread sees it: no runtime, no Guile. */
+static void CL_CALLBACK
+waiter_notify(cl_event event, cl_int status, void *data)
+{
+    struct waiter *w = data;
+    uint64_t one = 1;
+
+    (void)event;
+    (void)status;
+    if (atomic_fetch_sub(&w->pending, 1) == 1 &&
+        write(w->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+        abort(); /* an eventfd write of 1 cannot fail */
+    waiter_unref(w);
+}
+
+/* The waiting thread left early (an async raised): hand its reference to
+ * the orphan list, which keeps w->keep protected until pending is 0. */
+static void
+waiter_orphan(void *data)
+{
+    struct waiter *w = data;
+
+    pthread_mutex_lock(&orphan_lock);
+    w->next_orphan = orphans;
+    orphans = w;
+    pthread_mutex_unlock(&orphan_lock);
+}
+
+/* Unprotect and drop the orphans whose commands have completed. Guile
+ * mode. */
+static void
+sweep_orphans(void)
+{
+    struct waiter *done = NULL, **pw;
+
+    pthread_mutex_lock(&orphan_lock);
+    for (pw = &orphans; *pw != NULL;) {
+        struct waiter *w = *pw;
+
+        if (atomic_load(&w->pending) == 0) {
+            *pw = w->next_orphan;
+            w->next_orphan = done;
+            done = w;
+        } else {
+            pw = &w->next_orphan;
+        }
+    }
+    pthread_mutex_unlock(&orphan_lock);
+    while (done != NULL) {
+        struct waiter *w = done;
+
+        done = w->next_orphan;
+        if (scm_is_true(w->keep))
+            scm_gc_unprotect_object(w->keep);
+        waiter_unref(w);
+    }
+}
+
+/* Flush the queue of each event that has one (user events have none):
+ * clgc_event_notify does not, and a command never flushed may never
+ * start. */
+static void
+flush_event_queues(cl_uint n, cl_event *events)
+{
+    for (cl_uint i = 0; i < n; i++) {
+        cl_command_queue q = NULL;
+
+        if (clgc_clGetEventInfo(events[i], CL_EVENT_COMMAND_QUEUE, sizeof(q),
+                                &q, NULL) == CL_SUCCESS &&
+            q != NULL)
+            clgc_clFlush(q);
+    }
+}
+
+/* Wait for n events, running Guile's asyncs meanwhile (see above); keep
+ * (or #f) stays protected until the commands complete, however the wait
+ * ends. Returns clgc_wait_for_events's code. With the regions off, the
+ * wait is clgc_wait_for_events in Guile mode, as before. */
+static cl_int
+interruptible_wait(cl_uint n, cl_event *events, SCM keep)
+{
+    struct waiter *w;
+    cl_int err;
+
+    sweep_orphans();
+    w = guile_clgc_regions() ? calloc(1, sizeof(*w)) : NULL;
+    if (w != NULL && (w->fd = eventfd(0, EFD_CLOEXEC)) < 0) {
+        free(w);
+        w = NULL;
+    }
+    if (w != NULL) {
+        atomic_init(&w->refs, 1);
+        atomic_init(&w->pending, (int)n);
+        w->keep = SCM_BOOL_F;
+        flush_event_queues(n, events);
+        for (cl_uint i = 0; i < n; i++) {
+            atomic_fetch_add(&w->refs, 1);
+            if (clgc_event_notify(events[i], CLGC_NOTIFY_RAW, waiter_notify,
+                                  w) != CL_SUCCESS)
+                waiter_notify(events[i], 0, w); /* wait's error says why */
+        }
+        if (scm_is_true(keep)) {
+            scm_gc_protect_object(keep);
+            w->keep = keep;
+        }
+        scm_dynwind_begin(0);
+        scm_dynwind_unwind_handler(waiter_orphan, w, 0);
+        while (atomic_load(&w->pending) > 0) {
+            fd_set r;
+            int rc;
+
+            FD_ZERO(&r);
+            FD_SET(w->fd, &r);
+            rc = scm_std_select(w->fd + 1, &r, NULL, NULL, NULL);
+            if (rc < 0 && errno == EINTR)
+                scm_async_tick(); /* may unwind: waiter_orphan */
+            else if (rc < 0)
+                break; /* clgc_wait_for_events waits instead */
+        }
+        scm_dynwind_end();
+        if (scm_is_true(w->keep))
+            scm_gc_unprotect_object(w->keep);
+        w->keep = SCM_BOOL_F;
+        waiter_unref(w);
+    }
+    guile_clgc_signals_note();
+    err = clgc_wait_for_events(n, events);
+    guile_clgc_signals_restore();
+    scm_remember_upto_here_1(keep);
+    return err;
+}
+
 static SCM
 wait_for_events(SCM events)
 {
@@ -1401,19 +1574,27 @@ wait_for_events(SCM events)
         raise_error("CL_INVALID_VALUE", CL_INVALID_VALUE, "wait-for-events",
                     SCM_BOOL_F, SCM_BOOL_F, "no events");
     }
-    guile_clgc_signals_note();
-    err = clgc_wait_for_events(n, (cl_event *)e);
-    guile_clgc_signals_restore();
-    free_array(e, buf);
+    scm_dynwind_begin(0);
+    if (e != buf)
+        scm_dynwind_free(e);
+    err = interruptible_wait(n, (cl_event *)e, SCM_BOOL_F);
+    scm_dynwind_end();
     scm_remember_upto_here_1(events);
     raise_pending();
     CHECK_CL(err, "wait-for-events");
     return SCM_UNSPECIFIED;
 }
 
-/* Blocking transfers: enqueued without blocking and waited for with clgc's
- * wait, so the thread leaves Guile and the collector runs meanwhile; the
- * bytevector stays alive on this frame, which the collector scans. */
+static void
+release_event(void *ev)
+{
+    clgc_clReleaseEvent(ev);
+}
+
+/* Blocking transfers: enqueued without blocking and waited for with the
+ * interruptible wait, so the thread leaves Guile and the collector runs
+ * meanwhile; the bytevector stays alive until the command completes, even
+ * when an async unwinds out of the wait. */
 static SCM
 transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
          const char *who)
@@ -1441,10 +1622,10 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
             SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
     free_array(w, buf);
     CHECK_CL(err, who);
-    guile_clgc_signals_note();
-    err = clgc_wait_for_events(1, &ev);
-    guile_clgc_signals_restore();
-    clgc_clReleaseEvent(ev);
+    scm_dynwind_begin(0);
+    scm_dynwind_unwind_handler(release_event, ev, SCM_F_WIND_EXPLICITLY);
+    err = interruptible_wait(1, &ev, bv); /* bv kept until the transfer ends */
+    scm_dynwind_end();
     scm_remember_upto_here_1(bv);
     raise_pending();
     CHECK_CL(err, who);

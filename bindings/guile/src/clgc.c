@@ -1159,12 +1159,41 @@ struct scheme_call {
     SCM args;
 };
 
+/* (%call-guarded proc args) of the Scheme half, looked up when the
+ * extension loads (the module defines it first). */
+static SCM guarded;
+
+/* Report exn, a callback's exception, through clgc_callback_fail: it is
+ * protected while clgc holds it. */
+static void
+report_failure(SCM exn)
+{
+    scm_gc_protect_object(exn);
+    if (clgc_callback_fail(SCM_UNPACK_POINTER(exn)) != CLGC_OK)
+        scm_gc_unprotect_object(exn);
+}
+
+/* proc applied to args under %call-guarded: its value, or, when it
+ * raised, the exception object reported and #f in *ok. */
+static SCM
+apply_guarded(SCM proc, SCM args, int *ok)
+{
+    SCM r = scm_call_2(scm_variable_ref(guarded), proc, args);
+
+    *ok = scm_is_true(scm_car(r));
+    if (!*ok)
+        report_failure(scm_cdr(r));
+    return scm_cdr(r);
+}
+
 static SCM
 call_body(void *data)
 {
     struct scheme_call *c = data;
+    int ok;
 
-    return scm_apply_0(c->proc, c->args);
+    apply_guarded(c->proc, c->args, &ok);
+    return SCM_UNSPECIFIED;
 }
 
 static SCM
@@ -1173,14 +1202,13 @@ call_handler(void *data, SCM key, SCM args)
     SCM cause;
 
     (void)data;
-    /* raise-exception of a non-throw object arrives as (%exception obj). */
+    /* What %call-guarded did not catch: converting a closure's result.
+     * raise-exception of a non-throw object arrives as (%exception obj). */
     if (scm_is_eq(key, scm_from_utf8_symbol("%exception")) && scm_is_pair(args))
         cause = scm_car(args);
     else
         cause = scm_cons(key, args);
-    scm_gc_protect_object(cause);
-    if (clgc_callback_fail(SCM_UNPACK_POINTER(cause)) != CLGC_OK)
-        scm_gc_unprotect_object(cause);
+    report_failure(cause);
     return SCM_UNSPECIFIED;
 }
 
@@ -2391,7 +2419,7 @@ closure_body(void *data)
     const char *sig = k->c->signature;
     const char *a = strchr(sig, '(') + 1;
     SCM args = SCM_EOL, r, proc;
-    int n = 0;
+    int n = 0, ok;
 
     /* Read under the lock into this frame, which the collector scans: a
      * release on another thread may unprotect it right after. */
@@ -2404,7 +2432,9 @@ closure_body(void *data)
         n++;
     for (int i = n - 1; i >= 0; i--)
         args = scm_cons(c_to_scm(a[i], k->args[i]), args);
-    r = scm_apply_0(proc, args);
+    r = apply_guarded(proc, args, &ok);
+    if (!ok)
+        return SCM_UNSPECIFIED; /* the zeroed result */
     switch (sig[0]) {
     case 'v':
         break;
@@ -2576,6 +2606,8 @@ scm_init_clgc(void)
         raise_clgc(err, "load-extension");
     }
 
+    guarded = scm_gc_protect_object(
+        scm_c_module_lookup(scm_c_resolve_module("clgc"), "%call-guarded"));
     scm_c_define_gsubr("platforms", 0, 0, 0, platforms);
     scm_c_define_gsubr("platform-info", 2, 0, 0, platform_info);
     scm_c_define_gsubr("devices", 1, 1, 0, devices);

@@ -137,4 +137,38 @@
 (build-program (make-program context saxpy-source) ""
                (lambda (p) (set! notified (+ notified 1))))
 (check "build notification ran once" (= notified 1))
+;; An exception raised with error (a &message &irritants compound, which
+;; Guile's C catch turns into misc-error's key and arguments) reaches the
+;; program as that exception object.
+(let* ((ev (make-user-event context))
+       (e #f))
+  (set-event-callback! ev (lambda (event status)
+                            (error "callback error" 42)))
+  (set-user-event-status! ev 'complete) ; PoCL calls back on this thread
+  (set! e (with-exception-handler (lambda (x) x)
+            (lambda () (wait-for-events (list ev)) #f)
+            #:unwind? #t))
+  (check "an error in a callback is raised as CLGC_ECALLBACK"
+         (and (clgc-error? e) (equal? (clgc-error-name e) "CLGC_ECALLBACK")))
+  (let ((cause (and (clgc-error? e) (clgc-error-cause e))))
+    (check (format #f "its cause is the exception object (got ~s)" cause)
+           (and (exception? cause) (error? cause)
+                (eq? (exception-kind cause) 'misc-error)
+                (equal? (exception-irritants cause) '("callback error" 42)))))
+  (release ev))
+
+;; The very object a callback raised is the cause.
+(let* ((ev (make-user-event context))
+       (raised (make-exception (make-external-error)
+                               (make-exception-with-message "mine")))
+       (e #f))
+  (set-event-callback! ev (lambda (event status) (raise-exception raised)))
+  (set-user-event-status! ev 'complete)
+  (set! e (with-exception-handler (lambda (x) x)
+            (lambda () (wait-for-events (list ev)) #f)
+            #:unwind? #t))
+  (check "the cause is the object the callback raised"
+         (and (clgc-error? e) (eq? (clgc-error-cause e) raised)))
+  (release ev))
+
 (test-exit)

@@ -1227,13 +1227,46 @@ call_scheme(SCM proc, SCM args)
     scm_with_guile(call_guarded, &c);
 }
 
+/* A build notification's data: #(proc args returned failure), kept alive
+ * by clgc's record. returned is #t once build-program has returned;
+ * failure is (exception) when the notification raised before that, for
+ * build-program to raise. A notification that raises later (a driver
+ * that calls back on a thread of its own after the build) is reported as
+ * any callback's, at the next wait. build_lock orders the two. */
+static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static SCM
+build_body(void *data)
+{
+    SCM v = SCM_PACK_POINTER(data);
+    SCM r = scm_call_2(scm_variable_ref(guarded), scm_c_vector_ref(v, 0),
+                       scm_c_vector_ref(v, 1));
+
+    if (scm_is_true(scm_car(r)))
+        return SCM_UNSPECIFIED;
+    pthread_mutex_lock(&build_lock);
+    if (scm_is_false(scm_c_vector_ref(v, 2))) {
+        scm_c_vector_set_x(v, 3, scm_list_1(scm_cdr(r)));
+        pthread_mutex_unlock(&build_lock);
+    } else {
+        pthread_mutex_unlock(&build_lock);
+        report_failure(scm_cdr(r));
+    }
+    return SCM_UNSPECIFIED;
+}
+
+static void *
+build_guarded(void *data)
+{
+    scm_c_catch(SCM_BOOL_T, build_body, data, call_handler, NULL, NULL, NULL);
+    return NULL;
+}
+
 static void CL_CALLBACK
 build_notify(cl_program program, void *data)
 {
-    SCM pair = SCM_PACK_POINTER(data);
-
     (void)program;
-    call_scheme(scm_car(pair), scm_cdr(pair));
+    scm_with_guile(build_guarded, data);
 }
 
 static SCM
@@ -1241,7 +1274,7 @@ build_program(SCM program, SCM options, SCM notify)
 {
     void *p = unwrap(K_PROGRAM, program, 1, "build-program");
     char *opts = NULL;
-    SCM pair = SCM_BOOL_F;
+    SCM pair = SCM_BOOL_F, failure = SCM_BOOL_F;
     cl_int err;
 
     if (!SCM_UNBNDP(options) && scm_is_true(options)) {
@@ -1253,7 +1286,9 @@ build_program(SCM program, SCM options, SCM notify)
             free(opts);
             scm_wrong_type_arg_msg("build-program", 3, notify, "procedure");
         }
-        pair = scm_cons(notify, scm_list_1(program));
+        pair = scm_c_make_vector(4, SCM_BOOL_F);
+        scm_c_vector_set_x(pair, 0, notify);
+        scm_c_vector_set_x(pair, 1, scm_list_1(program));
     }
     guile_clgc_signals_note();
     err = clgc_clBuildProgram(
@@ -1261,13 +1296,31 @@ build_program(SCM program, SCM options, SCM notify)
         scm_is_true(pair) ? SCM_UNPACK_POINTER(pair) : NULL);
     free(opts);
     guile_clgc_signals_restore();
+    if (scm_is_true(pair)) {
+        pthread_mutex_lock(&build_lock);
+        scm_c_vector_set_x(pair, 2, SCM_BOOL_T);
+        failure = scm_c_vector_ref(pair, 3);
+        pthread_mutex_unlock(&build_lock);
+    }
     scm_remember_upto_here_1(pair);
+    if (scm_is_pair(failure) && err == CL_SUCCESS)
+        raise_clgc_named(CLGC_ECALLBACK, "clBuildProgram", scm_car(failure),
+                         "a Scheme callback raised an exception");
+    if (scm_is_pair(failure)) {
+        /* The build's own error first; the notification's at the next
+         * wait, as any callback's. */
+        clgc_callback_error_t e = {"clBuildProgram", CLGC_ECALLBACK,
+                                   SCM_UNPACK_POINTER(scm_car(failure))};
+
+        scm_gc_protect_object(scm_car(failure));
+        guile_clgc_callback_failed(&e, NULL);
+    }
     if (err != CL_SUCCESS)
         raise_error(cl_error_name(err), err, "build-program",
                     err == CL_BUILD_PROGRAM_FAILURE ? all_build_logs(p)
                                                     : SCM_BOOL_F,
                     SCM_BOOL_F, NULL);
-    raise_pending(); /* a build notification that raised */
+    raise_pending(); /* an earlier callback's failure */
     return program;
 }
 

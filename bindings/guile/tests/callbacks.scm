@@ -137,6 +137,26 @@
 (build-program (make-program context saxpy-source) ""
                (lambda (p) (set! notified (+ notified 1))))
 (check "build notification ran once" (= notified 1))
+;; A build notification that raises: build-program raises it, and the next
+;; transfer is clean.
+(let ((e (with-exception-handler (lambda (x) x)
+           (lambda ()
+             (build-program (make-program context saxpy-source) ""
+                            (lambda (p) (error "notify boom")))
+             #f)
+           #:unwind? #t)))
+  (check "build-program raises its notification's exception"
+         (and (clgc-error? e) (equal? (clgc-error-name e) "CLGC_ECALLBACK")
+              (eq? (clgc-error-procedure e) 'clBuildProgram)
+              (error? (clgc-error-cause e))))
+  (check "the next transfer does not raise it again"
+         (with-exception-handler (lambda (x) #f)
+           (lambda ()
+             (let ((b (make-buffer context '(read-write) 16)))
+               (write-buffer! queue b (make-bytevector 16 0))
+               (release b)
+               #t))
+           #:unwind? #t)))
 ;; An exception raised with error (a &message &irritants compound, which
 ;; Guile's C catch turns into misc-error's key and arguments) reaches the
 ;; program as that exception object.

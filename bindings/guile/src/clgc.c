@@ -362,9 +362,14 @@ unwrap(enum kind k, SCM obj, int pos, const char *who)
         scm_wrong_type_arg_msg(who, pos, obj, kinds[k].name);
     h = scm_foreign_object_ref(obj, 0);
     if (h == NULL) {
+        /* clgc's objects have clgc's code, by clgc's name: CLGC_EINVAL's
+         * value is also CL_MEM_OBJECT_ALLOCATION_FAILURE's. */
         if (k == K_CQ)
             raise_error("CLGC_EINVAL", CLGC_EINVAL, who, SCM_BOOL_F, SCM_BOOL_F,
                         "the completion queue was closed");
+        if (k == K_CLOSURE)
+            raise_error("CLGC_EINVAL", CLGC_EINVAL, who, SCM_BOOL_F, SCM_BOOL_F,
+                        "the closure was released");
         raise_error(cl_error_name(kinds[k].invalid), kinds[k].invalid, who,
                     SCM_BOOL_F, SCM_BOOL_F, "the object was released");
     }

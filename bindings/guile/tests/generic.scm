@@ -1,6 +1,7 @@
 ;;; The generic path: any OpenCL command by name through clgc's wrappers,
 ;;; arguments converted by the command's metadata; handles adopted back.
-(use-modules (clgc) (clgc-test) (rnrs bytevectors) (system foreign))
+(use-modules (clgc) (clgc-test) (ice-9 exceptions) (rnrs bytevectors)
+             (system foreign))
 
 (define device (pocl-device))
 (define context (make-context (list device)))
@@ -91,6 +92,17 @@
                                    (equal? (clgc-error-name e) "CLGC_ESIGNATURE")))
               (lambda () (make-closure "v(q)" (lambda () #t))))
 (for-each release (list on-destroy on-event bad))
-(check-raises "a released closure" clgc-error?
-              (lambda () (closure-pointer bad)))
+(define (released-closure-error? e)
+  (and (clgc-error? e) (equal? (clgc-error-name e) "CLGC_EINVAL")
+       (string-contains (exception-message e) "the closure was released")))
+(let ((e (check-raises "a released closure: CLGC_EINVAL, saying so"
+                       released-closure-error?
+                       (lambda () (closure-pointer bad)))))
+  (unless (released-closure-error? e)
+    (format #t "got ~s\n" (and (clgc-error? e) (clgc-error-name e)))))
+(check-raises "a released closure on the generic path: the same"
+              released-closure-error?
+              (lambda () (command-call "clSetMemObjectDestructorCallback"
+                                       (make-buffer context '(read-write) 16)
+                                       bad #f)))
 (test-exit)

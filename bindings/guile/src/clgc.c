@@ -1808,15 +1808,11 @@ flush(SCM queue)
 /* ------------------------------------------------------------------------
  * Events */
 
+/* An execution status as event-status and the event callbacks give it:
+ * complete running submitted queued, or the negative error code. */
 static SCM
-event_status(SCM event)
+status_scm(cl_int s)
 {
-    cl_int s = 0;
-
-    CHECK_CL(clgc_clGetEventInfo(unwrap(K_EVENT, event, 1, "event-status"),
-                                 CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s),
-                                 &s, NULL),
-             "event-status");
     switch (s) {
     case CL_COMPLETE:
         return scm_from_utf8_symbol("complete");
@@ -1829,6 +1825,18 @@ event_status(SCM event)
     default:
         return scm_from_int32(s);
     }
+}
+
+static SCM
+event_status(SCM event)
+{
+    cl_int s = 0;
+
+    CHECK_CL(clgc_clGetEventInfo(unwrap(K_EVENT, event, 1, "event-status"),
+                                 CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s),
+                                 &s, NULL),
+             "event-status");
+    return status_scm(s);
 }
 
 static SCM
@@ -1864,8 +1872,7 @@ event_notify(cl_event event, cl_int status, void *data)
     SCM pair = SCM_PACK_POINTER(data);
 
     (void)event;
-    call_scheme(scm_car(pair),
-                scm_list_2(scm_cdr(pair), scm_from_int32(status)));
+    call_scheme(scm_car(pair), scm_list_2(scm_cdr(pair), status_scm(status)));
 }
 
 /* (set-event-callback! event proc [completion-queue]): proc gets (event

@@ -2622,6 +2622,18 @@ thread_in_region_p(void)
 
 /* ------------------------------------------------------------------------ */
 
+/* scm_c_define_gsubr, with a docstring (what ,describe and
+ * procedure-documentation show). */
+static void
+define_doc(const char *name, int req, int opt, int rst, scm_t_subr fn,
+           const char *doc)
+{
+    SCM proc = scm_c_define_gsubr(name, req, opt, rst, fn);
+
+    scm_set_procedure_property_x(proc, scm_from_utf8_symbol("documentation"),
+                                 scm_from_utf8_string(doc));
+}
+
 EXPORT void scm_init_clgc(void);
 
 /* The Guile runtime alone, for a Guile program that calls libOpenCL
@@ -2673,55 +2685,153 @@ scm_init_clgc(void)
 
     guarded = scm_gc_protect_object(
         scm_c_module_lookup(scm_c_resolve_module("clgc"), "%call-guarded"));
-    scm_c_define_gsubr("platforms", 0, 0, 0, platforms);
-    scm_c_define_gsubr("platform-info", 2, 0, 0, platform_info);
-    scm_c_define_gsubr("devices", 1, 1, 0, devices);
-    scm_c_define_gsubr("device-info", 2, 0, 0, device_info);
-    scm_c_define_gsubr("context-info", 2, 0, 0, context_info);
-    scm_c_define_gsubr("command-queue-info", 2, 0, 0, command_queue_info);
-    scm_c_define_gsubr("mem-info", 2, 0, 0, mem_info);
-    scm_c_define_gsubr("program-info", 2, 0, 0, program_info);
-    scm_c_define_gsubr("program-build-info", 3, 0, 0, program_build_info);
-    scm_c_define_gsubr("kernel-info", 2, 0, 0, kernel_info);
-    scm_c_define_gsubr("kernel-work-group-info", 3, 0, 0,
-                       kernel_work_group_info);
-    scm_c_define_gsubr("kernel-arg-info", 3, 0, 0, kernel_arg_info);
-    scm_c_define_gsubr("event-info", 2, 0, 0, event_info);
-    scm_c_define_gsubr("event-profiling-info", 2, 0, 0, event_profiling_info);
-    scm_c_define_gsubr("info-alist", 1, 0, 0, info_alist);
-    scm_c_define_gsubr("info-names", 1, 0, 0, info_names);
-    scm_c_define_gsubr("make-context", 1, 0, 0, make_context);
-    scm_c_define_gsubr("make-command-queue", 2, 1, 0, make_queue);
-    scm_c_define_gsubr("make-program", 2, 0, 0, make_program);
-    scm_c_define_gsubr("build-program", 1, 2, 0, build_program);
-    scm_c_define_gsubr("program-build-log", 2, 0, 0, program_build_log);
-    scm_c_define_gsubr("make-kernel", 2, 0, 0, make_kernel);
-    scm_c_define_gsubr("set-kernel-arg!", 3, 1, 0, set_kernel_arg);
-    scm_c_define_gsubr("make-buffer", 3, 0, 0, make_buffer);
-    scm_c_define_gsubr("buffer-size", 1, 0, 0, buffer_size);
-    scm_c_define_gsubr("read-buffer!", 3, 2, 0, read_buffer);
-    scm_c_define_gsubr("write-buffer!", 3, 2, 0, write_buffer);
-    scm_c_define_gsubr("enqueue-kernel", 3, 2, 0, enqueue_kernel);
-    scm_c_define_gsubr("finish", 1, 0, 0, finish);
-    scm_c_define_gsubr("flush", 1, 0, 0, flush);
-    scm_c_define_gsubr("wait-for-events", 1, 0, 0, wait_for_events);
-    scm_c_define_gsubr("event-status", 1, 0, 0, event_status);
-    scm_c_define_gsubr("make-user-event", 1, 0, 0, make_user_event);
-    scm_c_define_gsubr("set-user-event-status!", 2, 0, 0,
-                       set_user_event_status);
-    scm_c_define_gsubr("set-event-callback!", 2, 1, 0, set_event_callback);
-    scm_c_define_gsubr("make-completion-queue", 0, 0, 0, make_completion_queue);
-    scm_c_define_gsubr("%completion-queue-fd", 1, 0, 0, completion_queue_fd);
-    scm_c_define_gsubr("drain!", 1, 1, 0, drain);
-    scm_c_define_gsubr("release", 1, 0, 0, release);
-    scm_c_define_gsubr("released?", 1, 0, 0, released_p);
-    scm_c_define_gsubr("handle->pointer", 1, 0, 0, handle_pointer);
-    scm_c_define_gsubr("pointer->object", 2, 0, 0, pointer_to_object);
-    scm_c_define_gsubr("command-call", 1, 0, 1, command_call);
-    scm_c_define_gsubr("make-closure", 2, 0, 0, make_closure);
-    scm_c_define_gsubr("closure-pointer", 1, 0, 0, closure_pointer);
-    scm_c_define_gsubr("set-safe-regions!", 1, 0, 0, set_safe_regions);
-    scm_c_define_gsubr("safe-regions?", 0, 0, 0, safe_regions_p);
-    scm_c_define_gsubr("runtime-name", 0, 0, 0, runtime_name);
-    scm_c_define_gsubr("in-safe-region?", 0, 0, 0, thread_in_region_p);
+    define_doc(
+        "platforms", 0, 0, 0, platforms,
+        "(platforms) -> the OpenCL platforms, a list of cl-platform objects.");
+    define_doc(
+        "platform-info", 2, 0, 0, platform_info,
+        "(platform-info platform key) -> the value of the cl_platform_info "
+        "query key (a symbol: 'CL_PLATFORM_NAME or 'name).");
+    define_doc("devices", 1, 1, 0, devices,
+               "(devices platform [type]) -> the platform's devices of type "
+               "all (default), cpu, gpu, accelerator or default.");
+    define_doc("device-info", 2, 0, 0, device_info,
+               "(device-info device key) -> the value of the cl_device_info "
+               "query key ('max-compute-units, 'CL_DEVICE_NAME, ...).");
+    define_doc("context-info", 2, 0, 0, context_info,
+               "(context-info context key) -> the value of the cl_context_info "
+               "query key.");
+    define_doc("command-queue-info", 2, 0, 0, command_queue_info,
+               "(command-queue-info queue key) -> the value of the "
+               "cl_command_queue_info query key.");
+    define_doc(
+        "mem-info", 2, 0, 0, mem_info,
+        "(mem-info buffer key) -> the value of the cl_mem_info query key.");
+    define_doc("program-info", 2, 0, 0, program_info,
+               "(program-info program key) -> the value of the cl_program_info "
+               "query key (CL_PROGRAM_BINARIES: a list of bytevectors).");
+    define_doc("program-build-info", 3, 0, 0, program_build_info,
+               "(program-build-info program device key) -> the value of the "
+               "cl_program_build_info query key for device.");
+    define_doc("kernel-info", 2, 0, 0, kernel_info,
+               "(kernel-info kernel key) -> the value of the cl_kernel_info "
+               "query key.");
+    define_doc("kernel-work-group-info", 3, 0, 0, kernel_work_group_info,
+               "(kernel-work-group-info kernel device key) -> the value of the "
+               "cl_kernel_work_group_info query key for device.");
+    define_doc("kernel-arg-info", 3, 0, 0, kernel_arg_info,
+               "(kernel-arg-info kernel index key) -> the value of the "
+               "cl_kernel_arg_info query key for argument index (from 0).");
+    define_doc(
+        "event-info", 2, 0, 0, event_info,
+        "(event-info event key) -> the value of the cl_event_info query key.");
+    define_doc("event-profiling-info", 2, 0, 0, event_profiling_info,
+               "(event-profiling-info event key) -> the value of the "
+               "cl_profiling_info query key (the queue needs profiling).");
+    define_doc("info-alist", 1, 0, 0, info_alist,
+               "(info-alist obj) -> every query of obj's family the driver "
+               "answers, as ((CL_NAME . value) ...).");
+    define_doc(
+        "info-names", 1, 0, 0, info_names,
+        "(info-names family) -> the names of an info family ('cl_device_info) "
+        "with their value types, ((CL_DEVICE_TYPE . bitfield) ...).");
+    define_doc("make-context", 1, 0, 0, make_context,
+               "(make-context devices) -> a cl-context for a list of devices.");
+    define_doc("make-command-queue", 2, 1, 0, make_queue,
+               "(make-command-queue context device [profiling?]) -> a "
+               "cl-command-queue.");
+    define_doc("make-program", 2, 0, 0, make_program,
+               "(make-program context source) -> a cl-program from OpenCL C "
+               "source (a string).");
+    define_doc("build-program", 1, 2, 0, build_program,
+               "(build-program program [options] [notify]) -> program, built "
+               "for its devices outside Guile mode; notify: (lambda (program) "
+               "...). Raises CL_BUILD_PROGRAM_FAILURE with the build logs.");
+    define_doc("program-build-log", 2, 0, 0, program_build_log,
+               "(program-build-log program device) -> the build log of program "
+               "for device, a string.");
+    define_doc("make-kernel", 2, 0, 0, make_kernel,
+               "(make-kernel program name) -> the cl-kernel called name.");
+    define_doc("set-kernel-arg!", 3, 1, 0, set_kernel_arg,
+               "(set-kernel-arg! kernel index value [type]) sets argument "
+               "index: a buffer, a bytevector (its bytes), a number with type "
+               "int uint long ulong float double, or a size with 'local.");
+    define_doc("make-buffer", 3, 0, 0, make_buffer,
+               "(make-buffer context flags size-or-bytevector) -> a cl-mem "
+               "buffer; flags: read-write read-only write-only alloc-host-ptr; "
+               "a bytevector is copied in.");
+    define_doc("buffer-size", 1, 0, 0, buffer_size,
+               "(buffer-size buffer) -> its size in bytes.");
+    define_doc("read-buffer!", 3, 2, 0, read_buffer,
+               "(read-buffer! queue buffer bytevector [offset] [wait-list]) "
+               "reads the buffer into bytevector and returns it once done; the "
+               "wait runs Guile's asyncs.");
+    define_doc("write-buffer!", 3, 2, 0, write_buffer,
+               "(write-buffer! queue buffer bytevector [offset] [wait-list]) "
+               "writes bytevector into the buffer and returns it once done; "
+               "the wait runs Guile's asyncs.");
+    define_doc("enqueue-kernel", 3, 2, 0, enqueue_kernel,
+               "(enqueue-kernel queue kernel global [local] [wait-list]) -> a "
+               "cl-event; sizes: an integer or a list of 1 to 3.");
+    define_doc("finish", 1, 0, 0, finish,
+               "(finish queue) returns once every command of queue is done.");
+    define_doc("flush", 1, 0, 0, flush,
+               "(flush queue) submits the queue's commands to the device.");
+    define_doc("wait-for-events", 1, 0, 0, wait_for_events,
+               "(wait-for-events events) returns once every event of the list "
+               "is complete, outside Guile mode, running Guile's asyncs as "
+               "they come; raises a failed command's error.");
+    define_doc("event-status", 1, 0, 0, event_status,
+               "(event-status event) -> complete, running, submitted, queued, "
+               "or a negative error code.");
+    define_doc("make-user-event", 1, 0, 0, make_user_event,
+               "(make-user-event context) -> a user cl-event, set with "
+               "set-user-event-status!.");
+    define_doc("set-user-event-status!", 2, 0, 0, set_user_event_status,
+               "(set-user-event-status! event status) sets a user event's "
+               "status: 'complete or a negative error code.");
+    define_doc("set-event-callback!", 2, 1, 0, set_event_callback,
+               "(set-event-callback! event proc [completion-queue]) calls "
+               "(proc event status) once the event completes or fails, on "
+               "OpenCL's thread, or in a drain! of completion-queue.");
+    define_doc("make-completion-queue", 0, 0, 0, make_completion_queue,
+               "(make-completion-queue) -> a completion queue for deferred "
+               "callbacks, drained with drain!.");
+    define_doc("%completion-queue-fd", 1, 0, 0, completion_queue_fd,
+               "(%completion-queue-fd cq) -> the queue's eventfd (internal: "
+               "use completion-queue-port).");
+    define_doc("drain!", 1, 1, 0, drain,
+               "(drain! cq [max]) runs up to max (default all) pending "
+               "callbacks of cq on this thread and returns how many ran.");
+    define_doc("release", 1, 0, 0, release,
+               "(release obj) releases an OpenCL object (or closes a "
+               "completion queue, or retires a closure) now; idempotent.");
+    define_doc("released?", 1, 0, 0, released_p,
+               "(released? obj) -> #t once obj was released.");
+    define_doc("handle->pointer", 1, 0, 0, handle_pointer,
+               "(handle->pointer obj) -> obj's OpenCL handle, a pointer.");
+    define_doc("pointer->object", 2, 0, 0, pointer_to_object,
+               "(pointer->object kind pointer) adopts a handle of kind "
+               "platform device context queue program kernel buffer event that "
+               "the binding saw made; the object owns the reference.");
+    define_doc("command-call", 1, 0, 1, command_call,
+               "(command-call name arg ...) calls the OpenCL command called "
+               "name through its clgc wrapper, arguments converted and checked "
+               "by the command's metadata; returns its result.");
+    define_doc("make-closure", 2, 0, 0, make_closure,
+               "(make-closure signature proc) -> a closure: a C function of "
+               "signature (\"v(pp)\") that calls proc, for the generic path.");
+    define_doc(
+        "closure-pointer", 1, 0, 0, closure_pointer,
+        "(closure-pointer closure) -> the closure's C function, a pointer.");
+    define_doc("set-safe-regions!", 1, 0, 0, set_safe_regions,
+               "(set-safe-regions! on?) switches the safe regions on or off "
+               "(off: every call in Guile mode, for comparison).");
+    define_doc("safe-regions?", 0, 0, 0, safe_regions_p,
+               "(safe-regions?) -> whether the safe regions are on.");
+    define_doc("runtime-name", 0, 0, 0, runtime_name,
+               "(runtime-name) -> the name of clgc's runtime, \"guile\".");
+    define_doc("in-safe-region?", 0, 0, 0, thread_in_region_p,
+               "(in-safe-region?) -> whether this thread is inside a safe "
+               "region (never, from Scheme).");
 }

@@ -453,6 +453,24 @@ released_p(SCM obj)
     return scm_from_bool(scm_foreign_object_ref(obj, 0) == NULL);
 }
 
+/* (cl-device? obj) and the other kinds' predicates. */
+#define PREDICATE(f, k)                                                        \
+    static SCM f(SCM obj)                                                      \
+    {                                                                          \
+        return scm_from_bool(SCM_IS_A_P(obj, types[k]));                       \
+    }
+PREDICATE(platform_p, K_PLATFORM)
+PREDICATE(device_p, K_DEVICE)
+PREDICATE(context_p, K_CONTEXT)
+PREDICATE(queue_p, K_QUEUE)
+PREDICATE(program_p, K_PROGRAM)
+PREDICATE(kernel_p, K_KERNEL)
+PREDICATE(mem_p, K_MEM)
+PREDICATE(event_p, K_EVENT)
+PREDICATE(cq_p, K_CQ)
+PREDICATE(closure_p, K_CLOSURE)
+#undef PREDICATE
+
 static SCM
 handle_pointer(SCM obj)
 {
@@ -2806,6 +2824,26 @@ scm_init_clgc(void)
     define_doc("release", 1, 0, 0, release,
                "(release obj) releases an OpenCL object (or closes a "
                "completion queue, or retires a closure) now; idempotent.");
+    define_doc("cl-platform?", 1, 0, 0, platform_p,
+               "(cl-platform? obj) -> whether obj is a platform.");
+    define_doc("cl-device?", 1, 0, 0, device_p,
+               "(cl-device? obj) -> whether obj is a device.");
+    define_doc("cl-context?", 1, 0, 0, context_p,
+               "(cl-context? obj) -> whether obj is a context.");
+    define_doc("cl-command-queue?", 1, 0, 0, queue_p,
+               "(cl-command-queue? obj) -> whether obj is a command queue.");
+    define_doc("cl-program?", 1, 0, 0, program_p,
+               "(cl-program? obj) -> whether obj is a program.");
+    define_doc("cl-kernel?", 1, 0, 0, kernel_p,
+               "(cl-kernel? obj) -> whether obj is a kernel.");
+    define_doc("cl-mem?", 1, 0, 0, mem_p,
+               "(cl-mem? obj) -> whether obj is a buffer (a memory object).");
+    define_doc("cl-event?", 1, 0, 0, event_p,
+               "(cl-event? obj) -> whether obj is an event.");
+    define_doc("completion-queue?", 1, 0, 0, cq_p,
+               "(completion-queue? obj) -> whether obj is a completion queue.");
+    define_doc("closure?", 1, 0, 0, closure_p,
+               "(closure? obj) -> whether obj is a closure (make-closure).");
     define_doc("released?", 1, 0, 0, released_p,
                "(released? obj) -> #t once obj was released.");
     define_doc("handle->pointer", 1, 0, 0, handle_pointer,

@@ -89,4 +89,25 @@
 (check-raises "failed user event raises at the wait"
               (cl-error? "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST")
               (lambda () (wait-for-events (list gate))))
+;; Type predicates: each true of its kind only.
+(let* ((device (pocl-device))
+       (ctx (make-context (list device)))
+       (q (make-command-queue ctx device))
+       (prog (build-program (make-program ctx saxpy-source)))
+       (objs (list (car (platforms)) device ctx q prog (make-kernel prog "saxpy")
+                   (make-buffer ctx '(read-write) 16) (make-user-event ctx)
+                   (make-completion-queue)
+                   (make-closure "v()" (lambda () #t))))
+       (preds (list cl-platform? cl-device? cl-context? cl-command-queue?
+                    cl-program? cl-kernel? cl-mem? cl-event? completion-queue?
+                    closure?)))
+  (for-each
+   (lambda (pred i)
+     (check (format #f "~a is true of its kind only"
+                    (procedure-name pred))
+            (equal? (map (lambda (o) (pred o)) (cons 42 objs))
+                    (cons #f (map (lambda (j) (= i j)) (iota (length objs)))))))
+   preds (iota (length preds)))
+  (for-each release (reverse objs)))
+
 (test-exit)

@@ -453,6 +453,18 @@ released_p(SCM obj)
     return scm_from_bool(scm_foreign_object_ref(obj, 0) == NULL);
 }
 
+/* (%object-types): the foreign object types, for the Scheme half's
+ * printers. */
+static SCM
+object_types(void)
+{
+    SCM l = SCM_EOL;
+
+    for (int k = K_NKINDS; k-- > 0;)
+        l = scm_cons(types[k], l);
+    return l;
+}
+
 /* (cl-device? obj) and the other kinds' predicates. */
 #define PREDICATE(f, k)                                                        \
     static SCM f(SCM obj)                                                      \
@@ -2844,6 +2856,9 @@ scm_init_clgc(void)
                "(completion-queue? obj) -> whether obj is a completion queue.");
     define_doc("closure?", 1, 0, 0, closure_p,
                "(closure? obj) -> whether obj is a closure (make-closure).");
+    define_doc("%object-types", 0, 0, 0, object_types,
+               "(%object-types) -> the object types (internal: for the "
+               "printers).");
     define_doc("released?", 1, 0, 0, released_p,
                "(released? obj) -> #t once obj was released.");
     define_doc("handle->pointer", 1, 0, 0, handle_pointer,

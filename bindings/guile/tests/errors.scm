@@ -110,4 +110,21 @@
    preds (iota (length preds)))
   (for-each release (reverse objs)))
 
+;; Printers say what an object is.
+(let* ((name (device-info device 'name))
+       (printed (format #f "~s" device))
+       (prefix (format #f "#<cl-device ~s " name)))
+  (check (format #f "a device prints with its name (~a)" printed)
+         (string-prefix? prefix printed)))
+(let* ((k (make-kernel (build-program (make-program context saxpy-source))
+                       "saxpy"))
+       (printed (format #f "~a" k)))
+  (check (format #f "a kernel displays with its function's name (~a)" printed)
+         (string-prefix? "#<cl-kernel \"saxpy\" " printed))
+  (release k)
+  (check "a released object prints as released"
+         (equal? (format #f "~s" k) "#<cl-kernel released>")))
+(check "a context prints with its kind and handle"
+       (string-prefix? "#<cl-context " (format #f "~s" context)))
+
 (test-exit)

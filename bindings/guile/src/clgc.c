@@ -899,7 +899,6 @@ info_call(const struct info_proc *p, SCM obj, SCM extra, SCM key)
     info = info_lookup(p, key, p->extra == EXTRA_NONE ? 2 : 3);
     cl_int err;
 
-    guile_clgc_signals_note();
     err = info_fetch(p, h, x, info, &v);
     guile_clgc_signals_restore();
     CHECK_CL(err, p->who);
@@ -1671,7 +1670,6 @@ interruptible_wait(cl_uint n, cl_event *events, SCM keep)
         w->keep = SCM_BOOL_F;
         waiter_unref(w);
     }
-    guile_clgc_signals_note();
     err = clgc_wait_for_events(n, events);
     guile_clgc_signals_restore();
     scm_remember_upto_here_1(keep);
@@ -1799,7 +1797,6 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
     }
     w = handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5, who, &n,
                      buf, 16);
-    guile_clgc_signals_note();
     err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
                                       use_local ? l : NULL, n, (cl_event *)w,
                                       &ev);
@@ -1815,7 +1812,6 @@ finish(SCM queue)
     void *q = unwrap(K_QUEUE, queue, 1, "finish");
     cl_int err;
 
-    guile_clgc_signals_note();
     err = clgc_clFinish(q);
     guile_clgc_signals_restore();
     CHECK_CL(err, "finish");
@@ -1828,7 +1824,6 @@ flush(SCM queue)
     void *q = unwrap(K_QUEUE, queue, 1, "flush");
     cl_int err;
 
-    guile_clgc_signals_note();
     err = clgc_clFlush(q);
     guile_clgc_signals_restore();
     CHECK_CL(err, "flush");

@@ -109,10 +109,13 @@ guile_record_free(void *record, void *data)
  *
  * So the binding keeps, for each of those signals, the last disposition
  * it saw that was not LLVM's (a handler in a library named libLLVM*),
- * noted before every call that may load or run LLVM (device discovery,
- * contexts, builds, kernels, launches, waits, transfers, the generic
- * path), and after the call puts it back wherever LLVM's handler is
- * registered. bdwgc's restart signal always gets bdwgc's handler back. */
+ * noted before the calls that may register LLVM's handlers (device
+ * discovery, contexts, builds, kernel creation, the generic path) and
+ * after every call that may run LLVM (those, and launches, waits,
+ * transfers, finish, flush, info queries), which also puts it back
+ * wherever LLVM's handler is registered. bdwgc's restart signal always
+ * gets bdwgc's handler back. A disposition unchanged since it was saved
+ * costs one sigaction read, no dladdr. */
 static const int guile_llvm_signals[] = {
     SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,  SIGFPE,
     SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS};
@@ -122,6 +125,15 @@ static int guile_have_saved[GUILE_NSIGNALS];
 static pthread_mutex_t guile_signal_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction guile_restart_action;
 static int guile_restart_signal;
+
+/* Whether now is the disposition saved for signal i (no dladdr needed). */
+static int
+guile_same_as_saved(size_t i, const struct sigaction *now)
+{
+    return guile_have_saved[i] &&
+           now->sa_handler == guile_saved[i].sa_handler &&
+           now->sa_flags == guile_saved[i].sa_flags;
+}
 
 /* Whether a disposition is a handler in LLVM's library. */
 static int
@@ -146,7 +158,7 @@ guile_clgc_signals_note(void)
     for (size_t i = 0; i < GUILE_NSIGNALS; i++)
         if (guile_llvm_signals[i] != guile_restart_signal &&
             sigaction(guile_llvm_signals[i], NULL, &now) == 0 &&
-            !guile_llvm_handler(&now)) {
+            !guile_same_as_saved(i, &now) && !guile_llvm_handler(&now)) {
             guile_saved[i] = now;
             guile_have_saved[i] = 1;
         }
@@ -166,7 +178,8 @@ guile_clgc_signals_restore(void)
     for (size_t i = 0; i < GUILE_NSIGNALS; i++) {
         int sig = guile_llvm_signals[i];
 
-        if (sig == guile_restart_signal || sigaction(sig, NULL, &now) != 0)
+        if (sig == guile_restart_signal || sigaction(sig, NULL, &now) != 0 ||
+            guile_same_as_saved(i, &now))
             continue;
         if (!guile_llvm_handler(&now)) {
             guile_saved[i] = now;

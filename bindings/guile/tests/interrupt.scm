@@ -99,9 +99,14 @@
 
 ;; 3. cancel-thread ends a thread waiting for a gate that never opens.
 (define gate (make-user-event context))
+(define about-to-wait #f)
 (define waiting (call-with-new-thread
-                 (lambda () (wait-for-events (list gate)) 'returned)))
-(usleep 100000)
+                 (lambda ()
+                   (set! about-to-wait #t)
+                   (wait-for-events (list gate))
+                   'returned)))
+(await "the thread to start waiting" (lambda () about-to-wait))
+(usleep 100000) ; into the wait (cancelled before it, it would end too)
 (cancel-thread waiting 'cancelled)
 (let ((r (join-thread waiting (+ (current-time) 60) 'timeout)))
   (check (format #f "cancel-thread ended the waiting thread (it gave ~a)" r)

@@ -3,7 +3,8 @@
 # the module in the build tree: clgc.lua from the source tree, clgc.core
 # from libtool's .libs, libclgc from the top build directory. A script whose
 # first line is "--! lua-threads N" runs in N states on N threads of the
-# test host instead.
+# test host instead; one whose first line is "--! oclgrind" runs with
+# Oclgrind's ICD directory (tests/tests.am writes it) as OCL_ICD_VENDORS.
 #
 # CLGC_LUA_WRAPPER: a command line the interpreter runs under (valgrind ...).
 # CLGC_LUA_HOST_ONLY: see below.
@@ -24,6 +25,14 @@ LUA_CPATH="$tmp/?.so;;"
 LD_LIBRARY_PATH="$CLGC_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LUA_PATH LUA_CPATH LD_LIBRARY_PATH
 host=$(sed -n '1s/^--! lua-threads \([0-9]*\)$/\1/p' "$script")
+if [ "$(sed -n 1p "$script")" = "--! oclgrind" ]; then
+    if [ ! -f "${OCLGRIND_ICD:-}" ] || [ ! -d "${CLGC_OCLGRIND_VENDORS:-}" ]; then
+        echo "Oclgrind's ICD library '${OCLGRIND_ICD:-}' is missing (Debian: oclgrind)" >&2
+        exit 1
+    fi
+    OCL_ICD_VENDORS=$CLGC_OCLGRIND_VENDORS
+    export OCL_ICD_VENDORS
+fi
 # CLGC_LUA_HOST_ONLY: run only the scripts of the (instrumented) host and
 # skip the others, as the TSan build must: its runtime cannot be loaded
 # into lua5.4.

@@ -39,10 +39,10 @@ struct lclgc_fail {
 
 struct lclgc_state {
     clgc_queue_t *queue;
+    lclgc_timers *timers;
     lua_State *L;  /* the thread running the drain in progress */
     int draining;  /* a drain is running this state's handlers */
     int dead;      /* the Lua state has closed: handlers only free */
-    int closing;   /* under jobs_lock: timers end at once */
     long posts;    /* posts made and not yet run or freed (owner thread) */
     unsigned jobs; /* worker jobs that have yet to post */
     pthread_mutex_t jobs_lock;
@@ -776,15 +776,15 @@ lclgc_state_gc(lua_State *L)
     if (st == NULL)
         return 0;
     *box = NULL;
-    /* Workers post to the queue: it must outlive them. Timers end at
-     * once (their handlers will never run); builds cannot be cut short. */
+    /* Workers post to the queue: it must outlive them. Builds cannot be
+     * cut short; timers are only dropped (their handlers never run). */
     pthread_mutex_lock(&st->jobs_lock);
-    st->closing = 1;
-    pthread_cond_broadcast(&st->jobs_cond);
     while (st->jobs > 0)
         pthread_cond_wait(&st->jobs_cond, &st->jobs_lock);
     pthread_mutex_unlock(&st->jobs_lock);
     st->dead = 1;
+    lclgc_timers_free(st->timers);
+    st->timers = NULL;
     pthread_mutex_lock(&lclgc_lock);
     for (struct lclgc_fail *f = lclgc_live; f != NULL; f = f->next)
         if (f->owner == st)
@@ -810,18 +810,6 @@ lclgc_state_gc(lua_State *L)
     }
     pthread_attr_destroy(&attr);
     return 0;
-}
-
-/* jobs_cond on the monotonic clock, which timers wait by. */
-static void
-lclgc_cond_init(pthread_cond_t *cond)
-{
-    pthread_condattr_t attr;
-
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(cond, &attr);
-    pthread_condattr_destroy(&attr);
 }
 
 lclgc_state *
@@ -855,8 +843,16 @@ lclgc_state_get(lua_State *L)
         lclgc_clgc_error(L, "clgc: clgc_queue_create", err);
         return NULL;
     }
+    err = lclgc_timers_init(&st->timers, clgc_queue_fd(st->queue));
+    if (err != 0) {
+        (void)clgc_queue_close(st->queue);
+        free(st);
+        lclgc_error(L, "clgc: cannot make the state's timers: %s",
+                    strerror(err));
+        return NULL;
+    }
     pthread_mutex_init(&st->jobs_lock, NULL);
-    lclgc_cond_init(&st->jobs_cond);
+    pthread_cond_init(&st->jobs_cond, NULL);
     st->inbox_tail = &st->inbox;
     *box = st;
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lclgc_state_key);
@@ -869,27 +865,30 @@ lclgc_state_queue(lclgc_state *st)
     return st->queue;
 }
 
-/* Drain the calling state's queue on this thread: up to max handlers (0:
- * all). A handler's own drain is refused, as clgc refuses it. Returns how
- * many ran. */
+/* Drain the calling state's queue on this thread, its expired timers
+ * first: up to max handlers (0: all). A handler's own drain is refused, as
+ * clgc refuses it. Returns how many ran. */
 int
 lclgc_drain(lua_State *L, int max, const char *fn)
 {
     lclgc_state *st = lclgc_state_get(L);
     lua_State *outer = st->L;
-    int n;
+    int n, t;
 
     if (st->draining)
         return lclgc_error(L, "%s: called from a handler of this state's queue",
                            fn);
     st->L = L;
     st->draining = 1;
-    n = clgc_queue_drain(st->queue, (unsigned)max);
+    t = lclgc_timers_run(st->timers, max);
+    n = max != 0 && t >= max
+            ? 0
+            : clgc_queue_drain(st->queue, (unsigned)(max != 0 ? max - t : 0));
     st->draining = 0;
     st->L = outer;
     if (n < 0)
         return lclgc_clgc_error(L, fn, n);
-    return n;
+    return n + t;
 }
 
 /* Whether anything of this state's may be in its queue or still to come:
@@ -923,7 +922,7 @@ lclgc_l_drain(lua_State *L)
 static int
 lclgc_l_fd(lua_State *L)
 {
-    lua_pushinteger(L, clgc_queue_fd(lclgc_state_get(L)->queue));
+    lua_pushinteger(L, lclgc_timers_fd(lclgc_state_get(L)->timers));
     return 1;
 }
 
@@ -936,7 +935,7 @@ lclgc_l_poll(lua_State *L)
 {
     lclgc_state *st = lclgc_state_get(L);
     double t = lua_isnoneornil(L, 1) ? -1 : lclgc_checknum(L, 1, "clgc.poll");
-    struct pollfd pfd = {clgc_queue_fd(st->queue), POLLIN, 0};
+    struct pollfd pfd = {lclgc_timers_fd(st->timers), POLLIN, 0};
     int ms, r;
 
     if (isnan(t))
@@ -1046,63 +1045,22 @@ lclgc_job_start(lua_State *L, struct lclgc_job *job, const char *fn)
     return 0;
 }
 
-struct lclgc_sleep {
-    struct lclgc_job job;
-    double seconds;
-};
-
-/* Wait until the time is up or the state closes, whichever is first:
- * closing a state never waits out a timer. */
-static void
-lclgc_sleep_work(struct lclgc_job *job)
-{
-    struct lclgc_sleep *s = (struct lclgc_sleep *)job;
-    lclgc_state *st = job->st;
-    struct timespec end;
-
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += (time_t)s->seconds;
-    end.tv_nsec += (long)((s->seconds - (time_t)s->seconds) * 1e9);
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&st->jobs_lock);
-    while (!st->closing &&
-           pthread_cond_timedwait(&st->jobs_cond, &st->jobs_lock, &end) !=
-               ETIMEDOUT)
-        ;
-    pthread_mutex_unlock(&st->jobs_lock);
-}
-
-static void
-lclgc_sleep_finish(struct lclgc_job *job)
-{
-    free(job);
-}
-
 /* after(seconds, fn): fn(0) in a drain once seconds have passed. */
 static int
 lclgc_l_after(lua_State *L)
 {
     double t = lclgc_checknum(L, 1, "clgc.after");
-    struct lclgc_sleep *s;
+    struct lclgc_post *p;
 
     /* The test is written so that NaN fails it too. */
     if (!(t >= 0 && t <= 1e6))
         return lclgc_error(L, "clgc.after: argument #1: seconds out of "
                               "range (0 to 1e6)");
     lclgc_checktype(L, 2, LUA_TFUNCTION, "clgc.after");
-    s = calloc(1, sizeof(*s));
-    if (s == NULL)
+    p = lclgc_post_new(L, 2, 0, "clgc.after");
+    if (lclgc_timers_add(lclgc_state_get(L)->timers, t, p) != 0) {
+        lclgc_post_free(p);
         return lclgc_error(L, "clgc.after: out of memory");
-    s->seconds = t;
-    s->job.work = lclgc_sleep_work;
-    s->job.finish = lclgc_sleep_finish;
-    s->job.done = lclgc_post_new(L, 2, 0, "clgc.after");
-    if (lclgc_job_start(L, &s->job, "clgc.after") != 0) {
-        lclgc_post_free(s->job.done);
-        free(s);
     }
     return 0;
 }

@@ -7,8 +7,8 @@
  * info queries of every object, by clgc's tables of names; lxfer.c:
  * sub-buffers, fills, copies, rectangles, barriers, non-blocking
  * transfers, maps and views; limage.c: images and samplers; lbinary.c:
- * programs from binaries, compile and link). The scheduler is Lua code,
- * in clgc.lua.
+ * programs from binaries, compile and link; ltimer.c: the state's
+ * timers). The scheduler is Lua code, in clgc.lua.
  *
  * A lua_State is single-threaded: nothing here touches one from any thread
  * but the one running it. Completions and OpenCL callbacks reach Lua only
@@ -57,7 +57,7 @@ typedef struct lclgc_handle {
  * drain, with `what` in the message. */
 struct lclgc_post;
 
-/* A job run on a worker thread (a build, a sleep): work(job) runs there,
+/* A job run on a worker thread (a build): work(job) runs there,
  * then done(status) in a drain, then finish(job) frees it. Every job
  * starts with this header. */
 struct lclgc_job {
@@ -112,6 +112,18 @@ int lclgc_is_draining(lua_State *L);
 int lclgc_state_pending(lclgc_state *st);
 int lclgc_drain(lua_State *L, int max, const char *fn);
 void lclgc_raise_failures(lua_State *L, const char *fn);
+
+/* ltimer.c: a state's timers, one heap and one timerfd, no thread. The
+ * fd to poll is an epoll fd over the queue's fd and the timerfd. init
+ * returns 0 or an errno value; add takes a post (0 to 1e6 seconds) and
+ * returns 0 or ENOMEM; run runs the expired ones (at most max, 0: all) and
+ * returns how many; free drops the pending ones (their state is dead). */
+typedef struct lclgc_timers lclgc_timers;
+int lclgc_timers_init(lclgc_timers **t, int queue_fd);
+int lclgc_timers_fd(lclgc_timers *t);
+int lclgc_timers_add(lclgc_timers *t, double seconds, struct lclgc_post *p);
+int lclgc_timers_run(lclgc_timers *t, int max);
+void lclgc_timers_free(lclgc_timers *t);
 
 /* lprogram.c: scalar types of kernel arguments and buffer elements
  * ("float", "int", ...), by index. */

@@ -1,7 +1,7 @@
 -- Driven by luv (libuv for Lua, Debian's lua-luv): a poll handle on the
 -- queue's fd wakes the loop, which steps the scheduler and so resumes the
 -- coroutine whose kernel completed. luv makes the fd non-blocking, which
--- the queue's eventfd is already.
+-- the state's epoll fd is already.
 local uv = require "luv"
 local clgc = require "clgc"
 local lib = require "lib"

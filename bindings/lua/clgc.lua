@@ -16,6 +16,8 @@
 -- clgc.set_wait_mode("blocking") they block everywhere, for comparison.
 
 local core = require "clgc.core"
+-- What only this module and the tests use: kept out of clgc's table.
+local internal = require("debug").getregistry()["clgc.internal"]
 
 local M = {}
 for k, v in pairs(core) do
@@ -221,7 +223,7 @@ function M.wait(...)
     if not yields() then
         return core.wait(evs)
     end
-    core.check_events(evs, "clgc.wait")
+    internal.check_events(evs, "clgc.wait")
     if type(evs) ~= "table" then
         evs = { evs }
     end
@@ -239,7 +241,7 @@ function M.wait(...)
     end
 end
 
-local Program = core.methods("clgc.Program")
+local Program = internal.methods("clgc.Program")
 local build_here = Program.build
 
 --- Program:build([options [, notify]]): in a coroutine, on a worker
@@ -250,15 +252,15 @@ function Program:build(options, notify)
         return build_here(self, options, notify)
     end
     local co = current()
-    self:build_start(options, function(status)
+    internal.build_start(self, options, function(status)
         schedule(co, WAKE, status)
     end, notify)
     local status = await()
-    self:build_check(status)
+    internal.build_check(self, status)
     return self
 end
 
-local Queue = core.methods("clgc.Queue")
+local Queue = internal.methods("clgc.Queue")
 local read, write, finish = Queue.read, Queue.write, Queue.finish
 local marker = Queue.marker
 
@@ -300,7 +302,7 @@ for _, name in ipairs({ "map", "read_rect", "write_rect", "read_image",
     end
 end
 
-local Kernel = core.methods("clgc.Kernel")
+local Kernel = internal.methods("clgc.Kernel")
 
 --- Kernel:args(...): set every argument in order; a number goes with its
 -- type as {"float", 2.5}.

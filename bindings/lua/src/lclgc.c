@@ -1066,7 +1066,7 @@ lclgc_l_after(lua_State *L)
 }
 
 /* methods(class) -> the methods table of a handle class ("clgc.Program"),
- * for clgc.lua to wrap. */
+ * for clgc.lua to wrap and the tests to sweep. */
 static int
 lclgc_l_methods(lua_State *L)
 {
@@ -1149,22 +1149,28 @@ lclgc_l_cl_error_name(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg lclgc_funcs[] = {
-    {"drain", lclgc_l_drain},
-    {"fd", lclgc_l_fd},
-    {"poll", lclgc_l_poll},
-    {"wake", lclgc_l_wake},
-    {"post", lclgc_l_post},
-    {"after", lclgc_l_after},
-    {"set_wait_mode", lclgc_set_wait_mode},
-    {"wait_mode", lclgc_get_wait_mode},
-    {"error_name", lclgc_l_cl_error_name},
+static const luaL_Reg lclgc_funcs[] = {{"drain", lclgc_l_drain},
+                                       {"fd", lclgc_l_fd},
+                                       {"poll", lclgc_l_poll},
+                                       {"wake", lclgc_l_wake},
+                                       {"post", lclgc_l_post},
+                                       {"after", lclgc_l_after},
+                                       {"set_wait_mode", lclgc_set_wait_mode},
+                                       {"wait_mode", lclgc_get_wait_mode},
+                                       {"error_name", lclgc_l_cl_error_name},
+                                       {"thread_id", lclgc_l_thread_id},
+                                       {"now", lclgc_l_now},
+                                       {NULL, NULL}};
+
+/* registry["clgc.internal"]: for clgc.lua (methods to wrap, the waits'
+ * event check, the halves of a build on a worker) and for the tests
+ * (counters of what happened in the process), never in the module's
+ * table. */
+static const luaL_Reg lclgc_internal[] = {
     {"methods", lclgc_l_methods},
-    {"thread_id", lclgc_l_thread_id},
-    {"now", lclgc_l_now},
+    {"check_events", lclgc_l_check_events},
     {"failures_routed", lclgc_l_failures_routed},
     {"reapers", lclgc_l_reapers},
-    {"check_events", lclgc_l_check_events},
     {NULL, NULL}};
 
 CLGC_EXTERN int luaopen_clgc_core(lua_State *L);
@@ -1195,5 +1201,8 @@ luaopen_clgc_core(lua_State *L)
     lclgc_open_image(L);
     lclgc_open_binary(L);
     lclgc_open_info(L);
+    luaL_newlib(L, lclgc_internal);
+    lclgc_internal_program(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "clgc.internal");
     return 1;
 }

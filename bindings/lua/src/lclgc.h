@@ -172,4 +172,9 @@ void lclgc_open_xfer(lua_State *L);
 void lclgc_open_image(lua_State *L);
 void lclgc_open_binary(lua_State *L);
 
+/* What only clgc.lua and the tests use, kept out of the module's table:
+ * the table registry["clgc.internal"] (lclgc.c), which they reach with
+ * debug.getregistry(). Each adds its functions to the table at the top. */
+void lclgc_internal_program(lua_State *L);
+
 #endif /* LCLGC_H */

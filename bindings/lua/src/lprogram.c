@@ -81,7 +81,7 @@ lclgc_build_check(lua_State *L, cl_program p, cl_int status)
     return lclgc_cl_error(L, "clgc.Program:build", status);
 }
 
-/* Program:build_check(status): what clgc.lua calls once an asynchronous
+/* build_check(program, status): what clgc.lua calls once an asynchronous
  * build has completed. */
 static int
 lclgc_program_build_check(lua_State *L)
@@ -172,7 +172,7 @@ lclgc_build_finish(struct lclgc_job *job)
     free(b);
 }
 
-/* Program:build_start(options, done [, notify]): build on a worker
+/* build_start(program, options, done [, notify]): build on a worker
  * thread; done(status, program) runs in a later drain. clgc.lua's build
  * yields until then. */
 static int
@@ -744,17 +744,23 @@ lclgc_local(lua_State *L)
 }
 
 void
+lclgc_internal_program(lua_State *L)
+{
+    lua_pushcfunction(L, lclgc_program_build_start);
+    lua_setfield(L, -2, "build_start");
+    lua_pushcfunction(L, lclgc_program_build_check);
+    lua_setfield(L, -2, "build_check");
+}
+
+void
 lclgc_open_program(lua_State *L)
 {
     static const luaL_Reg context[] = {{"program", lclgc_context_program},
                                        {NULL, NULL}};
-    static const luaL_Reg program[] = {
-        {"build", lclgc_program_build},
-        {"build_start", lclgc_program_build_start},
-        {"build_check", lclgc_program_build_check},
-        {"log", lclgc_program_log},
-        {"kernel", lclgc_program_kernel},
-        {NULL, NULL}};
+    static const luaL_Reg program[] = {{"build", lclgc_program_build},
+                                       {"log", lclgc_program_log},
+                                       {"kernel", lclgc_program_kernel},
+                                       {NULL, NULL}};
     static const luaL_Reg kernel[] = {{"arg", lclgc_kernel_arg}, {NULL, NULL}};
 
     lclgc_add_methods(L, LCLGC_CONTEXT, context);

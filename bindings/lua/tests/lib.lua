@@ -4,6 +4,10 @@ local clgc = require "clgc"
 
 local lib = {}
 
+-- The binding's internals, which its module does not export: the tests
+-- reach them as clgc.lua does, through the registry.
+lib.internal = debug.getregistry()["clgc.internal"]
+
 function lib.pocl(queue_options)
     return clgc.open("Portable Computing Language", queue_options)
 end

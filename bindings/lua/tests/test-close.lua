@@ -23,14 +23,14 @@ else
     lib.ok(u ~= nil, "the shared event")
     -- State 1 is closing; its queue cannot close before the event is set.
     lib.wait_until("state 1's queue to be left open", function()
-        return clgc.reapers() > 0
+        return lib.internal.reapers() > 0
     end, function() clgc.sleep(0.001) end)
-    lib.eq(clgc.reapers(), 1, "one queue left open by a closed state")
+    lib.eq(lib.internal.reapers(), 1, "one queue left open by a closed state")
     lib.eq(clgc.call("clSetUserEventStatus", u, 0), 0, "set it complete")
     lib.wait_until("the orphaned queue to close", function()
-        return clgc.reapers() == 0
+        return lib.internal.reapers() == 0
     end, function() clgc.sleep(0.001) end)
-    lib.eq(clgc.reapers(), 0, "the orphaned queue closed")
+    lib.eq(lib.internal.reapers(), 0, "the orphaned queue closed")
     lib.eq(clgc.call("clReleaseEvent", u), 0, "our reference")
     lib.eq(clgc.drain(), 0, "nothing reached this state")
     print("state 2: the closed state's queue closed after its completions")

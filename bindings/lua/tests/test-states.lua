@@ -44,7 +44,7 @@ barrier()
 -- the drain open while the other state drains, which takes the failure
 -- from clgc's list and must hand it over, not raise it.
 local function round(failer)
-    local routed = clgc.failures_routed()
+    local routed = lib.internal.failures_routed()
     local own_ok, own_err = true, nil
     if me == failer then
         local a, b = clgc.user_event(ctx), clgc.user_event(ctx)
@@ -70,7 +70,7 @@ local function round(failer)
         barrier() -- 2
     end
     barrier() -- 3
-    local routed_now = clgc.failures_routed()
+    local routed_now = lib.internal.failures_routed()
     barrier() -- 4
     lib.ok(ok, "state " .. me .. " raised another state's failure: " ..
         tostring(err))

@@ -36,6 +36,26 @@ local WAKE = {} -- what the scheduler resumes a waiting coroutine with
 local in_run = false -- run() is stepping
 
 -- The calling coroutine, if the scheduler runs it.
+-- Raise err, an error of the C function `from` that a function of this
+-- module called for the documented function `to`, as to's: its name, and
+-- its argument number shifted by `shift` where it names one. An error
+-- object keeps its fields.
+local function raise_as(err, from, to, shift)
+    local function fix(msg)
+        local head = from:gsub("%p", "%%%0") .. ": argument #(%d+)"
+        msg = msg:gsub(head, function(n)
+            return to .. ": argument #" .. (tonumber(n) + (shift or 0))
+        end, 1)
+        return (msg:gsub(from:gsub("%p", "%%%0") .. ":", to .. ":", 1))
+    end
+    if type(err) == "string" then
+        err = fix(err)
+    elseif type(err) == "table" and err.func == from then
+        err.func, err.message = to, fix(err.message)
+    end
+    error(err, 0)
+end
+
 local function current()
     local co, main = running()
     if not main and owned[co] then
@@ -215,8 +235,8 @@ local function event_list(...)
     return { ... }
 end
 
---- Wait until every event is complete or has failed. Raises
--- "clgc.wait: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)" if a
+--- Wait until every event is complete or has failed. Raises the error
+-- object of CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14) if a
 -- command failed, as clWaitForEvents returns it.
 function M.wait(...)
     local evs = event_list(...)
@@ -236,8 +256,9 @@ function M.wait(...)
         failed = failed or status < 0
     end
     if failed then
-        error(("clgc.wait: %s (%d)"):format(
-            core.error_name(-14), -14), 2)
+        -- Every event has ended: the blocking wait returns at once, and
+        -- raises clWaitForEvents' own error object.
+        core.wait(evs)
     end
 end
 
@@ -267,25 +288,29 @@ local marker = Queue.marker
 -- A blocking transfer waits behind the queue's earlier commands: in a
 -- coroutine, wait for them (a marker) first, so that it yields instead.
 -- The C marker checks q, whatever it is.
-local function behind(q, opts)
+local function behind(q, opts, fn)
     if yields() then
         local wait = type(opts) == "table" and opts.wait or nil
-        M.wait(marker(q, wait))
+        local ok, ev = pcall(marker, q, wait)
+        if not ok then
+            raise_as(ev, "clgc.Queue:marker", fn)
+        end
+        M.wait(ev)
     end
 end
 
 function Queue:read(buf, opts)
-    behind(self, opts)
+    behind(self, opts, "clgc.Queue:read")
     return read(self, buf, opts)
 end
 
 function Queue:write(buf, data, opts)
-    behind(self, opts)
+    behind(self, opts, "clgc.Queue:write")
     return write(self, buf, data, opts)
 end
 
 function Queue:finish()
-    behind(self)
+    behind(self, nil, "clgc.Queue:finish")
     return finish(self)
 end
 
@@ -314,12 +339,17 @@ function Kernel:args(...)
     if not ok then
         error((err:gsub("clgc%.Kernel:ptr", "clgc.Kernel:args", 1)), 0)
     end
+    -- Kernel:arg's argument #3 (the value) is Kernel:args' argument i + 1.
     for i = 1, select("#", ...) do
         local v = select(i, ...)
+        local ok, err
         if type(v) == "table" then
-            self:arg(i - 1, v[2], v[1])
+            ok, err = pcall(self.arg, self, i - 1, v[2], v[1])
         else
-            self:arg(i - 1, v)
+            ok, err = pcall(self.arg, self, i - 1, v)
+        end
+        if not ok then
+            raise_as(err, "clgc.Kernel:arg", "clgc.Kernel:args", i - 2)
         end
     end
     return self

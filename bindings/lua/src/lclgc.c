@@ -184,7 +184,8 @@ lclgc_rawlen(lua_State *L, int idx, const char *fn)
     size_t n = lua_rawlen(L, idx);
 
     if (n > INT32_MAX)
-        lclgc_error(L, "%s: a table of %zu elements is too long", fn, n);
+        lclgc_error(L, "%s: a table of %I elements is too long", fn,
+                    (lua_Integer)n);
     return n;
 }
 
@@ -203,18 +204,79 @@ lclgc_checkopt(lua_State *L, int idx, const char *def,
                        name);
 }
 
-/* The one error convention: "<function>: <OpenCL name> (<code>)". */
+/* __tostring of an error object: its message. */
+static int
+lclgc_error_tostring(lua_State *L)
+{
+    lua_getfield(L, 1, "message");
+    return 1;
+}
+
+/* The metatable of error objects, made once per state. */
+static void
+lclgc_push_error_meta(lua_State *L)
+{
+    if (luaL_newmetatable(L, LCLGC_ERROR)) {
+        lua_pushcfunction(L, lclgc_error_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+}
+
+/* Raise a failure of OpenCL or clgc as an error object (docs/lua.md,
+ * Errors): { code, name, func, message, log }, whose message (and
+ * tostring) is "<position>fn: name (code)[: detail][\nlog]". fmt (NULL:
+ * no detail) is lua_pushfstring's. log may be NULL. */
+int
+lclgc_fail(lua_State *L, const char *fn, int code, const char *name,
+           const char *log, const char *fmt, ...)
+{
+    va_list ap;
+    int top;
+
+    lua_createtable(L, 0, 5);
+    lua_pushinteger(L, code);
+    lua_setfield(L, -2, "code");
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, fn);
+    lua_setfield(L, -2, "func");
+    if (log != NULL) {
+        lua_pushstring(L, log);
+        lua_setfield(L, -2, "log");
+    }
+    top = lua_gettop(L);
+    lclgc_where(L);
+    lua_pushfstring(L, "%s: %s (%d)", fn, name, code);
+    if (fmt != NULL) {
+        lua_pushliteral(L, ": ");
+        va_start(ap, fmt);
+        lua_pushvfstring(L, fmt, ap);
+        va_end(ap);
+    }
+    if (log != NULL) {
+        lua_pushliteral(L, "\n");
+        lua_pushstring(L, log);
+    }
+    lua_concat(L, lua_gettop(L) - top);
+    lua_setfield(L, -2, "message");
+    lclgc_push_error_meta(L);
+    lua_setmetatable(L, -2);
+    return lua_error(L);
+}
+
+/* An OpenCL error: "<function>: <OpenCL name> (<code>)". */
 int
 lclgc_cl_error(lua_State *L, const char *fn, cl_int err)
 {
-    return lclgc_error(L, "%s: %s (%d)", fn, lclgc_cl_name(err), (int)err);
+    return lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL, NULL);
 }
 
 int
 lclgc_clgc_error(lua_State *L, const char *fn, int err)
 {
-    return lclgc_error(L, "%s: CLGC_%s (%d): %s", fn, clgc_err_name(err), err,
-                       clgc_strerror(err));
+    const char *name = lua_pushfstring(L, "CLGC_%s", clgc_err_name(err));
+
+    return lclgc_fail(L, fn, err, name, NULL, "%s", clgc_strerror(err));
 }
 
 /* ------------------------------------------------------------------------
@@ -1088,8 +1150,8 @@ lclgc_l_check_events(lua_State *L)
 
     (void)lclgc_check_events(L, 1, &n, fn);
     if (n == 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "no events");
     lua_pushinteger(L, n);
     return 1;
 }

@@ -46,9 +46,10 @@ typedef struct lclgc_handle {
 #define LCLGC_KERNEL "clgc.Kernel"
 #define LCLGC_BUFFER "clgc.Buffer"
 #define LCLGC_EVENT "clgc.Event"
-#define LCLGC_LOCAL "clgc.Local"
-#define LCLGC_MEMORY "clgc.Memory"
+#define LCLGC_LOCAL "clgc.local_mem"
+#define LCLGC_MEMORY "clgc.memory"
 #define LCLGC_KERNEL_ARG "clgc.KernelArg"
+#define LCLGC_ERROR "clgc.Error"
 
 /* A Lua function to call in a later drain of the state's queue, on the
  * owner thread, as fn(status, arg): the handler of a completion, a
@@ -69,11 +70,16 @@ struct lclgc_job {
     int lost; /* finish runs on the worker: no post of it may run */
 };
 
-/* Errors. Every message starts with the documented function's name (fn:
- * "clgc.Queue:write") and the position of the user's code that called it,
- * never one inside clgc.lua. Arguments are counted as they sit on the
- * stack: a method's object is argument #1. */
+/* Errors. Every message starts with the position of the user's code that
+ * called (never one inside clgc.lua), then the documented function's name
+ * (fn: "clgc.Queue:write"). Arguments are counted as they sit on the
+ * stack: a method's object is argument #1. Misuse (lclgc_error,
+ * lclgc_argerror) raises a string; a failure of OpenCL or clgc
+ * (lclgc_fail, lclgc_cl_error, lclgc_clgc_error) an error object, a
+ * table of class "clgc.Error" with code, name, func, message and log. */
 int lclgc_error(lua_State *L, const char *fmt, ...);
+int lclgc_fail(lua_State *L, const char *fn, int code, const char *name,
+               const char *log, const char *fmt, ...);
 int lclgc_argerror(lua_State *L, int idx, const char *fn, const char *what);
 lua_Integer lclgc_checkint(lua_State *L, int idx, const char *fn);
 lua_Integer lclgc_optint(lua_State *L, int idx, lua_Integer def,

@@ -59,10 +59,9 @@ lclgc_check_sizes(lua_State *L, int idx, size_t out[3], const char *fn,
                     what, lclgc_typename(L, idx));
     n = (cl_uint)lclgc_rawlen(L, idx, fn);
     if (n < 1 || n > 3)
-        lclgc_error(L,
-                    "%s: CL_INVALID_WORK_DIMENSION (%d): %s size has %d "
-                    "dimensions",
-                    fn, CL_INVALID_WORK_DIMENSION, what, (int)n);
+        lclgc_fail(L, fn, CL_INVALID_WORK_DIMENSION,
+                   "CL_INVALID_WORK_DIMENSION", NULL,
+                   "%s size has %d dimensions", what, (int)n);
     for (cl_uint i = 0; i < n; i++) {
         int isint;
         lua_Integer v;
@@ -106,10 +105,9 @@ lclgc_queue_launch(lua_State *L)
         wait = lclgc_check_events(L, -1, &nwait, fn);
     }
     if ((ld != 0 && ld != dims) || (od != 0 && od != dims))
-        return lclgc_error(L,
-                           "%s: CL_INVALID_WORK_DIMENSION (%d): global, "
-                           "local and offset sizes differ in dimensions",
-                           fn, CL_INVALID_WORK_DIMENSION);
+        return lclgc_fail(
+            L, fn, CL_INVALID_WORK_DIMENSION, "CL_INVALID_WORK_DIMENSION", NULL,
+            "global, local and offset sizes differ in dimensions");
     err = clgc_clEnqueueNDRangeKernel(q, k, dims, od ? offset : NULL, global,
                                       ld ? local : NULL, nwait, wait, &ev);
     if (err != CL_SUCCESS)
@@ -167,8 +165,8 @@ lclgc_event_set_status(lua_State *L)
         lua_Integer s = lclgc_checkint(L, 2, fn);
 
         if (s > 0 || s < -0x7fffffff)
-            return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): status %I", fn,
-                               CL_INVALID_VALUE, s);
+            return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                              "status %I", s);
         status = (cl_int)s;
     }
     err = clgc_clSetUserEventStatus(ev, status);
@@ -263,12 +261,12 @@ lclgc_wait(lua_State *L)
         lua_settop(L, 1);
     }
     if (lua_isnoneornil(L, 1))
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "no events");
     evs = lclgc_check_events(L, 1, &n, fn);
     if (n == 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): no events", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "no events");
     err = clgc_wait_for_events(n, evs);
 waited:
     /* Run what came in meanwhile, unless nothing of ours can be in the

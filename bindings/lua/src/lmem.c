@@ -28,8 +28,8 @@ lclgc_context_buffer(lua_State *L)
         lua_Integer n = lclgc_checkint(L, 2, fn);
 
         if (n <= 0)
-            return lclgc_error(L, "%s: CL_INVALID_BUFFER_SIZE (%d): %I bytes",
-                               fn, CL_INVALID_BUFFER_SIZE, n);
+            return lclgc_fail(L, fn, CL_INVALID_BUFFER_SIZE,
+                              "CL_INVALID_BUFFER_SIZE", NULL, "%I bytes", n);
         size = (size_t)n;
     }
     m = clgc_clCreateBuffer(c, f, size, host, &err);
@@ -183,22 +183,18 @@ lclgc_queue_read(lua_State *L)
 
     lclgc_check_xfer(L, 3, &x, fn);
     if (x.offset > total)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): offset past the end",
-                           fn, CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "offset past the end");
     if (x.type >= 0)
         es = lclgc_type_size(x.type);
     /* Compared in elements, so that no product can overflow: a count of
      * 2^62 + 1 floats must not become 4 bytes. */
     if (x.count >= 0 && (size_t)x.count > (total - x.offset) / es)
-        return lclgc_error(L,
-                           "%s: CL_INVALID_VALUE (%d): count %I past the "
-                           "end of the buffer",
-                           fn, CL_INVALID_VALUE, x.count);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "count %I past the end of the buffer", x.count);
     if (x.size >= 0 && (size_t)x.size > total - x.offset)
-        return lclgc_error(L,
-                           "%s: CL_INVALID_VALUE (%d): size %I past the "
-                           "end of the buffer",
-                           fn, CL_INVALID_VALUE, x.size);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "size %I past the end of the buffer", x.size);
     if (x.count >= 0)
         size = (size_t)x.count * es;
     else if (x.size >= 0)

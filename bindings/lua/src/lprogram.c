@@ -74,9 +74,8 @@ lclgc_build_check(lua_State *L, cl_program p, cl_int status)
         return 0;
     if (status == CL_BUILD_PROGRAM_FAILURE) {
         lclgc_push_log(L, p);
-        return lclgc_error(L, "clgc.Program:build: %s (%d)\n%s",
-                           lclgc_cl_name(status), (int)status,
-                           lua_tostring(L, -1));
+        return lclgc_fail(L, "clgc.Program:build", status,
+                          lclgc_cl_name(status), lua_tostring(L, -1), NULL);
     }
     return lclgc_cl_error(L, "clgc.Program:build", status);
 }
@@ -219,8 +218,7 @@ lclgc_program_kernel(lua_State *L)
     cl_kernel k = clgc_clCreateKernel(p, name, &err);
 
     if (k == NULL)
-        return lclgc_error(L, "%s: %s (%d): '%s'", fn, lclgc_cl_name(err),
-                           (int)err, name);
+        return lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL, "'%s'", name);
     lclgc_push_handle(L, LCLGC_KERNEL, k);
     return 1;
 }
@@ -443,8 +441,7 @@ lclgc_arg_kind(lua_State *L, cl_kernel k, lua_Integer i, const char *fn)
         err = clgc_clGetKernelArgInfo(
             k, (cl_uint)i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(tq), &tq, NULL);
     if (err != CL_SUCCESS)
-        lclgc_error(L, "%s: %s (%d): argument %I", fn, lclgc_cl_name(err),
-                    (int)err, i);
+        lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL, "argument %I", i);
     if ((tq & CL_KERNEL_ARG_TYPE_PIPE) != 0)
         return LCLGC_ARG_OTHER;
     if (strchr(type, '*') == NULL && strncmp(type, "image", 5) == 0)
@@ -570,11 +567,10 @@ lclgc_check_local(lua_State *L, cl_kernel k, lua_Integer i, size_t size,
     }
     lua_pop(L, 1);
     if (size > limit || total > limit)
-        lclgc_error(L,
-                    "%s: CL_INVALID_ARG_SIZE (%d): argument %I: %I bytes of "
-                    "local memory, more than the device's %I",
-                    fn, CL_INVALID_ARG_SIZE, i, (lua_Integer)total,
-                    (lua_Integer)limit);
+        lclgc_fail(
+            L, fn, CL_INVALID_ARG_SIZE, "CL_INVALID_ARG_SIZE", NULL,
+            "argument %I: %I bytes of local memory, more than the device's %I",
+            i, (lua_Integer)total, (lua_Integer)limit);
 }
 
 /* The value for an argument of the given kind, refused unless it fits. */
@@ -676,8 +672,8 @@ lclgc_kernel_arg(lua_State *L)
     cl_int err;
 
     if (i < 0 || i > 0xffff)
-        return lclgc_error(L, "%s: CL_INVALID_ARG_INDEX (%d): index %I", fn,
-                           CL_INVALID_ARG_INDEX, i);
+        return lclgc_fail(L, fn, CL_INVALID_ARG_INDEX, "CL_INVALID_ARG_INDEX",
+                          NULL, "index %I", i);
     kind = lclgc_arg_kind(L, k, i, fn);
     lclgc_check_arg_kind(L, kind, i, fn);
     if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) {
@@ -720,8 +716,8 @@ lclgc_kernel_arg(lua_State *L)
         lclgc_check_value_size(L, k, i, size, fn);
     err = clgc_clSetKernelArg(k, (cl_uint)i, size, arg);
     if (err != CL_SUCCESS)
-        return lclgc_error(L, "%s: %s (%d): argument %I", fn,
-                           lclgc_cl_name(err), (int)err, i);
+        return lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL, "argument %I",
+                          i);
     lclgc_keep_arg(L, i, held, held_kind);
     lua_settop(L, 1);
     return 1;

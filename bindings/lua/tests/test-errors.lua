@@ -116,4 +116,64 @@ lib.raises(function() clgc.call("clGetPlatformInfo", nil, "x", 0, nil, nil) end,
 lib.raises(function() clgc.wrap("Buffer", nil) end)
 lib.raises(function() clgc.spawn(3) end, "clgc.spawn: function expected")
 lib.raises(function() clgc.yield() end, "clgc.yield: not in a coroutine")
+-- The error objects: what a program branches on, and a message that
+-- points at the line here that called.
+local here = debug.getinfo(1, "S").short_src
+local function caught(f)
+    local ok, e = pcall(f)
+    lib.ok(not ok, "expected an error")
+    return e
+end
+local function is_object(e, code, name, func, line)
+    lib.eq(type(e), "table", "an OpenCL failure's error: " .. tostring(e))
+    lib.eq(e.code, code, "the error's code")
+    lib.eq(e.name, name, "the error's name")
+    lib.eq(e.func, func, "the error's function")
+    lib.eq(tostring(e), e.message, "tostring of the error")
+    local want = ("%s:%d: %s: %s (%d)"):format(here, line, func, name, code)
+    lib.eq(e.message:sub(1, #want), want, "the message's start")
+end
+do
+    local line = debug.getinfo(1, "l").currentline + 1
+    local e = caught(function() ctx:buffer(0) end)
+    is_object(e, -61, "CL_INVALID_BUFFER_SIZE", "clgc.Context:buffer", line)
+    lib.eq(e.log, nil, "no log but a build's")
+    line = debug.getinfo(1, "l").currentline + 1
+    e = caught(function() bad:build() end)
+    is_object(e, -11, "CL_BUILD_PROGRAM_FAILURE", "clgc.Program:build", line)
+    lib.ok(e.log:find("undeclared identifier", 1, true), "the build log: " ..
+        tostring(e.log))
+    clgc.run(function()
+        line = debug.getinfo(1, "l").currentline + 1
+        e = caught(function() bad:build() end)
+        is_object(e, -11, "CL_BUILD_PROGRAM_FAILURE", "clgc.Program:build",
+            line)
+        lib.ok(e.log:find("undeclared identifier", 1, true),
+            "the build log on a worker")
+        -- A failed command awaited in a coroutine: clWaitForEvents' error.
+        local u = clgc.user_event(ctx)
+        u:set_status(-5)
+        line = debug.getinfo(1, "l").currentline + 1
+        e = caught(function() clgc.wait(u) end)
+        is_object(e, -14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST",
+            "clgc.wait", line)
+    end)
+    -- Misuse is a message string, at the caller's line, arguments counted
+    -- as passed (Kernel:args' second value is its argument #3).
+    line = debug.getinfo(1, "l").currentline + 1
+    e = caught(function() k:args({ "float", 2 }, 5) end)
+    lib.eq(type(e), "string", "misuse raises a string")
+    local want = ("%s:%d: clgc.Kernel:args: argument #3:"):format(here, line)
+    lib.eq(e:sub(1, #want), want, "Kernel:args' message")
+    clgc.run(function()
+        line = debug.getinfo(1, "l").currentline + 1
+        e = caught(function() q:read(buf, { wait = 5 }) end)
+        want = ("%s:%d: clgc.Queue:read:"):format(here, line)
+        lib.eq(e:sub(1, #want), want, "Queue:read's wait list in a coroutine")
+    end)
+    e = caught(function() k:arg(0, clgc.local_mem(4)) end)
+    lib.ok(not e:find("clgc.Local", 1, true) and
+        e:find("clgc.local_mem", 1, true), "local_mem by its name: " .. e)
+end
+
 lib.done("errors")

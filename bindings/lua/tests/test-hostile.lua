@@ -35,13 +35,18 @@ local kinds = { "Platform", "Device", "Context", "Queue", "Program",
     "Kernel", "Buffer", "Event", "Image", "Sampler" }
 
 local calls, errors = 0, 0
--- f(...) must not crash; if must_fail, it must raise a string.
+-- f(...) must not crash; if must_fail, it must raise a message string
+-- (misuse) or an error object (a failure of OpenCL, with its code).
 local function try(what, must_fail, f, ...)
     calls = calls + 1
     local ok, err = pcall(f, ...)
     if not ok then
         errors = errors + 1
-        lib.ok(type(err) == "string", what .. ": an error message string")
+        lib.ok(type(err) == "string" or (type(err) == "table" and
+            math.type(err.code) == "integer" and type(err.name) == "string"
+            and tostring(err) == err.message),
+            what .. ": an error message string or object, got " ..
+            tostring(err))
     elseif must_fail then
         error(what .. ": no error", 2)
     end

@@ -72,7 +72,7 @@ do
     lib.raises(function() b.release(io.stdout) end, "clgc.Buffer:release",
         "got FILE*")
     lib.raises(function() b.release(clgc.local_mem(64)) end,
-        "clgc.Buffer:release", "got clgc.Local")
+        "clgc.Buffer:release", "got clgc.local_mem")
     lib.raises(function() b.size(q) end, "clgc.Buffer:size",
         "clgc.Buffer expected, got clgc.Queue")
     lib.eq(getmetatable(b), false, "a protected metatable")
@@ -128,7 +128,7 @@ do
         "a __global or __constant pointer", "got number")
     lib.raises(function() k:arg(2, clgc.local_mem(64)) end,
         "clgc.Kernel:arg", "a __global or __constant pointer",
-        "got clgc.Local")
+        "got clgc.local_mem")
     lib.raises(function() k:arg(0, clgc.local_mem(4)) end, "clgc.Kernel:arg",
         "a value")
     local lp = ctx:program([[

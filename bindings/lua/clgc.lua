@@ -29,10 +29,14 @@ local running, yield, resume = coroutine.running, coroutine.yield,
 local create, costatus = coroutine.create, coroutine.status
 local pack, unpack = table.pack, table.unpack
 
+local Event = internal.methods("clgc.Event")
+local event_post, event_on = Event.post, Event.on
+
 local owned = setmetatable({}, { __mode = "k" }) -- coroutines we run
 local ready = {} -- packed {co, args...}, in the order they became ready
 local alive = 0
-local WAKE = {} -- what the scheduler resumes a waiting coroutine with
+local failed = setmetatable({}, { __mode = "k" }) -- co -> its callbacks' errors
+local on_error -- clgc.on_error's handler
 local in_run = false -- run() is stepping
 
 -- The calling coroutine, if the scheduler runs it.
@@ -72,14 +76,86 @@ local function schedule(co, ...)
     ready[#ready + 1] = pack(co, ...)
 end
 
--- Yield until the scheduler resumes us with WAKE; return what came with it.
-local function await()
+-- Yield until the scheduler resumes us with token, the wait's own (a
+-- resume meant for an earlier wait, one that an error cut short, is
+-- ignored); return what came with it. A callback's error delivered to
+-- this coroutine meanwhile is raised here instead.
+local function await(token)
+    local co = running()
     while true do
         local r = pack(yield())
-        if r[1] == WAKE then
+        local errs = failed[co]
+        if errs then
+            local err = table.remove(errs, 1)
+            if #errs == 0 then
+                failed[co] = nil
+            end
+            error(err, 0)
+        end
+        if r[1] == token then
             return unpack(r, 2, r.n)
         end
     end
+end
+
+-- A callback's error: to the coroutine of the scheduler that registered
+-- the callback, while it lives (raised at its current or next wait);
+-- otherwise to clgc.on_error's handler; without one, to the state's next
+-- wait or drain, as a failure of the callback (raised again here, inside
+-- the drain's protection).
+local function deliver(co, err)
+    if co ~= nil and owned[co] and costatus(co) ~= "dead" then
+        if running() == co then
+            error(err, 0) -- a drain inside co: raised when it ends, in co
+        end
+        local errs = failed[co] or {}
+        failed[co] = errs
+        errs[#errs + 1] = err
+        schedule(co, errs) -- a token no wait has: await raises the error
+        return
+    end
+    if on_error ~= nil then
+        return on_error(err)
+    end
+    error(err, 0)
+end
+
+-- fn, protected so that its error goes where deliver says, from the
+-- coroutine that registers it; anything else is left as it is for the C
+-- function's own check.
+local function guard(fn)
+    if type(fn) ~= "function" then
+        return fn
+    end
+    local co = current()
+    return function(...)
+        local ok, err = pcall(fn, ...)
+        if not ok then
+            deliver(co, err)
+        end
+    end
+end
+
+--- clgc.on_error(handler): handler(err) gets the errors of callbacks
+-- registered outside the scheduler's coroutines (or by one that has
+-- ended); nil: they are raised at the state's next wait or drain. Returns
+-- the previous handler.
+function M.on_error(handler)
+    if handler ~= nil and type(handler) ~= "function" then
+        error("clgc.on_error: argument #1: function or nil expected, got " ..
+            type(handler), 2)
+    end
+    local old = on_error
+    on_error = handler
+    return old
+end
+
+function M.post(fn, arg)
+    return core.post(guard(fn), arg)
+end
+
+function M.after(seconds, fn)
+    return core.after(seconds, guard(fn))
 end
 
 --- Run fn(...) in a new coroutine of the scheduler. Returns the coroutine.
@@ -110,8 +186,13 @@ function M.step(max)
     for i = 1, #batch do
         local item = batch[i]
         local co = item[1]
-        local ok, err = resume(co, unpack(item, 2, item.n))
-        if costatus(co) == "dead" then
+        local ok, err = true, nil
+        -- A coroutine may be in the batch twice (a wake and a callback's
+        -- error): once dead, it is not resumed again.
+        if costatus(co) ~= "dead" then
+            ok, err = resume(co, unpack(item, 2, item.n))
+        end
+        if costatus(co) == "dead" and owned[co] then
             owned[co] = nil
             alive = alive - 1
         end
@@ -198,8 +279,9 @@ function M.yield()
     if not co then
         error("clgc.yield: not in a coroutine of clgc's scheduler", 2)
     end
-    schedule(co, WAKE)
-    return await()
+    local token = {}
+    schedule(co, token)
+    return await(token)
 end
 
 --- Sleep for seconds: a coroutine yields; elsewhere the thread drains the
@@ -212,10 +294,11 @@ function M.sleep(seconds)
     end
     local co = current()
     if co then
+        local token = {}
         core.after(seconds, function()
-            schedule(co, WAKE)
+            schedule(co, token)
         end)
-        return await()
+        return await(token)
     end
     local done = false
     core.after(seconds, function()
@@ -247,18 +330,35 @@ function M.wait(...)
     if type(evs) ~= "table" then
         evs = { evs }
     end
-    local co, failed = current(), false
+    local co, bad = current(), false
     for i = 1, rawlen(evs) do
-        evs[i]:post(function(status)
-            schedule(co, WAKE, status)
+        local token = {}
+        event_post(evs[i], function(status)
+            schedule(co, token, status)
         end)
-        local status = await()
-        failed = failed or status < 0
+        local status = await(token)
+        bad = bad or status < 0
     end
-    if failed then
+    if bad then
         -- Every event has ended: the blocking wait returns at once, and
         -- raises clWaitForEvents' own error object.
         core.wait(evs)
+    end
+end
+
+function Event:post(fn)
+    return event_post(self, guard(fn))
+end
+
+function Event:on(fn, when)
+    return event_on(self, guard(fn), when)
+end
+
+for _, class in ipairs({ "clgc.Buffer", "clgc.Context" }) do
+    local methods = internal.methods(class)
+    local on_release = methods.on_release
+    methods.on_release = function(self, fn)
+        return on_release(self, guard(fn))
     end
 end
 
@@ -270,13 +370,13 @@ local build_here = Program.build
 -- drain when the build ends. Raises the build's error with its log.
 function Program:build(options, notify)
     if not yields() then
-        return build_here(self, options, notify)
+        return build_here(self, options, guard(notify))
     end
-    local co = current()
+    local co, token = current(), {}
     internal.build_start(self, options, function(status)
-        schedule(co, WAKE, status)
-    end, notify)
-    local status = await()
+        schedule(co, token, status)
+    end, guard(notify))
+    local status = await(token)
     internal.build_check(self, status)
     return self
 end

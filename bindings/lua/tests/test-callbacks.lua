@@ -129,12 +129,84 @@ end
 build_with_notify()
 clgc.run(build_with_notify)
 
--- A notification that raises, in a coroutine's build.
-lib.raises(function()
+-- A notification that raises, in a coroutine's build: the error is the
+-- coroutine's, raised at its wait.
+do
+    local caught
     clgc.run(function()
-        ctx:program(src):build(nil, function() error("boom in notify") end)
-        clgc.yield()
+        local ok, err = pcall(function()
+            ctx:program(src):build(nil, function() error("boom in notify") end)
+            clgc.yield()
+        end)
+        caught = not ok and err
     end)
-end, "a callback (clgc.Program:build notify) failed", "boom in notify")
-clgc.run()
+    lib.ok(caught and caught:find("boom in notify", 1, true),
+        "the notify's error in the coroutine that built: " .. tostring(caught))
+end
+
+-- A callback's error goes to the coroutine that registered it, at its
+-- wait, not to another coroutine's wait nor out of clgc.run: the
+-- registering coroutine catches it, the other runs on.
+do
+    local u = clgc.user_event(ctx)
+    local a_caught, b_done, b_saw = nil, false, nil
+    clgc.run(function()
+        u:on(function() error({ why = "a's callback" }) end)
+        local ok, err = pcall(function()
+            u:set_status("complete")
+            clgc.wait(u) -- completes, and the callback fails meanwhile
+            clgc.yield()
+            clgc.yield()
+        end)
+        a_caught = not ok and err
+    end)
+    lib.eq(type(a_caught), "table", "A got its callback's error object")
+    lib.eq(a_caught.why, "a's callback", "A's error")
+    u = clgc.user_event(ctx)
+    local v = clgc.user_event(ctx)
+    clgc.spawn(function()
+        u:on(function() error("a's second callback") end)
+        local ok, err = pcall(clgc.sleep, 1e6) -- the error cuts it short
+        a_caught = not ok and err
+    end)
+    clgc.spawn(function()
+        clgc.yield()
+        u:set_status("complete")
+        local ok, err = pcall(function()
+            v:set_status("complete")
+            clgc.wait(v)
+            clgc.yield()
+        end)
+        b_saw = not ok and err or nil
+        b_done = true
+    end)
+    clgc.run()
+    lib.ok(a_caught and a_caught:find("a's second callback", 1, true),
+        "A's second error, raised in its sleep: " .. tostring(a_caught))
+    lib.eq(b_saw, nil, "B's waits raised nothing of A's")
+    lib.ok(b_done, "B ran to its end")
+end
+
+-- Registered outside the scheduler's coroutines: clgc.on_error's handler
+-- gets the error, and clgc.run goes on.
+do
+    local got, finished = {}, false
+    local old = clgc.on_error(function(err) got[#got + 1] = err end)
+    lib.eq(old, nil, "no handler before")
+    local u = clgc.user_event(ctx)
+    u:on(function() error("main's callback") end)
+    clgc.post(function() error("main's post") end)
+    clgc.run(function()
+        u:set_status("complete")
+        clgc.wait(u)
+        clgc.sleep(0)
+        finished = true
+    end)
+    lib.ok(finished, "clgc.run ran its coroutine to the end")
+    lib.eq(#got, 2, "errors the handler got")
+    lib.ok(got[1]:find("main's", 1, true) and got[2]:find("main's", 1, true),
+        "the handler's errors: " .. tostring(got[1]) .. ", " ..
+        tostring(got[2]))
+    clgc.on_error(nil)
+end
 lib.done("callbacks")

@@ -90,11 +90,15 @@ for _, name in ipairs(names) do
             if name == "error_name" and math.type(v) == "integer" then must = false end
             if name == "error_name" and v == 2 ^ 53 then must = false end
             if name == "wait" and pos == 1 and v == nil then must = true end
+            if name == "on_error" and (v == nil or type(v) == "function") then
+                must = false
+            end
             -- A positive whole number is a size local_mem takes.
             if name == "local_mem" and type(v) == "number" and v > 0 and
                 math.tointeger(v) then must = false end
             try(("clgc.%s(#%d = %s)"):format(name, pos, tostring(v)), must,
                 f, table.unpack(args, 1, pos))
+            clgc.on_error(nil) -- a handler the sweep set: none for the rest
         end
     end
 end

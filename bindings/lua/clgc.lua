@@ -39,7 +39,6 @@ local failed = setmetatable({}, { __mode = "k" }) -- co -> its callbacks' errors
 local on_error -- clgc.on_error's handler
 local in_run = false -- run() is stepping
 
--- The calling coroutine, if the scheduler runs it.
 -- Raise err, an error of the C function `from` that a function of this
 -- module called for the documented function `to`, as to's: its name, and
 -- its argument number shifted by `shift` where it names one. An error
@@ -60,6 +59,7 @@ local function raise_as(err, from, to, shift)
     error(err, 0)
 end
 
+-- The calling coroutine, if the scheduler runs it.
 local function current()
     local co, main = running()
     if not main and owned[co] then

@@ -471,8 +471,9 @@ function M.open(pattern, queue_options)
             end
         end
     end
-    error(("clgc.open: no platform named like '%s' with a device"):format(
-        tostring(pattern)), 2)
+    internal.fail("clgc.open", -1, -- CL_DEVICE_NOT_FOUND
+        ("no platform named like '%s' with a device"):format(
+            tostring(pattern)))
 end
 
 M.local_mem = core.local_mem

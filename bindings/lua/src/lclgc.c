@@ -1156,6 +1156,22 @@ lclgc_l_check_events(lua_State *L)
     return 1;
 }
 
+/* fail(fn, code, detail): raise the error object of an OpenCL code for
+ * the documented function fn, as the C functions do (clgc.lua's own
+ * failures). */
+static int
+lclgc_l_fail(lua_State *L)
+{
+    const char *fn = lclgc_checkstr(L, 1, NULL, "fail");
+    lua_Integer code = lclgc_checkint(L, 2, "fail");
+    const char *detail = lclgc_checkstr(L, 3, NULL, "fail");
+
+    if (code < INT32_MIN || code > INT32_MAX)
+        return lclgc_error(L, "fail: code out of range");
+    return lclgc_fail(L, fn, (int)code, lclgc_cl_name((cl_int)code), NULL, "%s",
+                      detail);
+}
+
 /* now(): seconds on the monotonic clock, for benchmarks and examples. */
 static int
 lclgc_l_now(lua_State *L)
@@ -1229,11 +1245,9 @@ static const luaL_Reg lclgc_funcs[] = {{"drain", lclgc_l_drain},
  * (counters of what happened in the process), never in the module's
  * table. */
 static const luaL_Reg lclgc_internal[] = {
-    {"methods", lclgc_l_methods},
-    {"check_events", lclgc_l_check_events},
-    {"failures_routed", lclgc_l_failures_routed},
-    {"reapers", lclgc_l_reapers},
-    {NULL, NULL}};
+    {"methods", lclgc_l_methods}, {"check_events", lclgc_l_check_events},
+    {"fail", lclgc_l_fail},       {"failures_routed", lclgc_l_failures_routed},
+    {"reapers", lclgc_l_reapers}, {NULL, NULL}};
 
 CLGC_EXTERN int luaopen_clgc_core(lua_State *L);
 

@@ -171,6 +171,9 @@ do
         want = ("%s:%d: clgc.Queue:read:"):format(here, line)
         lib.eq(e:sub(1, #want), want, "Queue:read's wait list in a coroutine")
     end)
+    line = debug.getinfo(1, "l").currentline + 1
+    e = caught(function() clgc.open("no such platform, surely") end)
+    is_object(e, -1, "CL_DEVICE_NOT_FOUND", "clgc.open", line)
     e = caught(function() k:arg(0, clgc.local_mem(4)) end)
     lib.ok(not e:find("clgc.Local", 1, true) and
         e:find("clgc.local_mem", 1, true), "local_mem by its name: " .. e)

@@ -422,7 +422,7 @@ for _, name in ipairs({ "map", "read_rect", "write_rect", "read_image",
     local f = Queue[name]
     Queue[name] = function(self, ...)
         local n = select("#", ...)
-        behind(self, n > 0 and select(n, ...) or nil)
+        behind(self, n > 0 and select(n, ...) or nil, "clgc.Queue:" .. name)
         return f(self, ...)
     end
 end

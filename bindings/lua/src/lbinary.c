@@ -40,10 +40,8 @@ lclgc_context_program_binaries(lua_State *L)
     lclgc_checktype(L, 3, LUA_TTABLE, fn);
     nb = (cl_uint)lclgc_rawlen(L, 3, fn);
     if (nb != n)
-        return lclgc_error(L,
-                           "%s: CL_INVALID_VALUE (%d): %d binaries for %d "
-                           "devices",
-                           fn, CL_INVALID_VALUE, (int)nb, (int)n);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "%d binaries for %d devices", (int)nb, (int)n);
     bins = lua_newuserdatauv(L, n * sizeof(*bins), 0);
     lens = lua_newuserdatauv(L, n * sizeof(*lens), 0);
     status = lua_newuserdatauv(L, n * sizeof(*status), 0);
@@ -71,22 +69,22 @@ lclgc_context_program_binaries(lua_State *L)
     if (p == NULL) {
         for (cl_uint i = 0; i < n; i++)
             if (status[i] != CL_SUCCESS)
-                return lclgc_error(L, "%s: %s (%d): binary %d: %s (%d)", fn,
-                                   lclgc_cl_name(err), (int)err, (int)i + 1,
-                                   lclgc_cl_name(status[i]), (int)status[i]);
+                return lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL,
+                                  "binary %d: %s (%d)", (int)i + 1,
+                                  lclgc_cl_name(status[i]), (int)status[i]);
         return lclgc_cl_error(L, fn, err);
     }
     lclgc_push_handle(L, LCLGC_PROGRAM, p);
     return 1;
 }
 
-/* Raise fn's error for err, with p's build log after the first line. */
+/* Raise fn's error object for err, with p's build logs as its log. */
 static int
 lclgc_log_error(lua_State *L, const char *fn, cl_program p, cl_int err)
 {
     lclgc_push_log(L, p);
-    return lclgc_error(L, "%s: %s (%d)\n%s", fn, lclgc_cl_name(err), (int)err,
-                       lua_tostring(L, -1));
+    return lclgc_fail(L, fn, err, lclgc_cl_name(err), lua_tostring(L, -1),
+                      NULL);
 }
 
 /* Program:compile([options [, headers]]) -> self: headers is a table of
@@ -176,8 +174,8 @@ lclgc_context_link(lua_State *L)
     lclgc_checktype(L, 2, LUA_TTABLE, fn);
     n = (cl_uint)lclgc_rawlen(L, 2, fn);
     if (n == 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): no programs", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "no programs");
     ps = lua_newuserdatauv(L, n * sizeof(*ps), 0);
     for (cl_uint i = 0; i < n; i++) {
         lua_rawgeti(L, 2, i + 1);

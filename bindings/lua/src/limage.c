@@ -96,8 +96,8 @@ lclgc_desc_size(lua_State *L, int idx, const char *name, size_t def, int need,
         lclgc_error(L, "%s: option '%s': a positive integer is required", fn,
                     name);
     if (v > ((size_t)1 << 32))
-        lclgc_error(L, "%s: CL_INVALID_IMAGE_SIZE (%d): %s %I", fn,
-                    CL_INVALID_IMAGE_SIZE, name, (lua_Integer)v);
+        lclgc_fail(L, fn, CL_INVALID_IMAGE_SIZE, "CL_INVALID_IMAGE_SIZE", NULL,
+                   "%s %I", name, (lua_Integer)v);
     return v == 0 ? def : v;
 }
 
@@ -136,11 +136,9 @@ lclgc_context_image(lua_State *L)
     if ((t < 2 && desc.image_height != 0) ||
         (t != 4 && desc.image_depth != 0) ||
         (t != 1 && t != 3 && desc.image_array_size != 0))
-        return lclgc_error(L,
-                           "%s: CL_INVALID_IMAGE_DESCRIPTOR (%d): a size the "
-                           "type %s has not",
-                           fn, CL_INVALID_IMAGE_DESCRIPTOR,
-                           lclgc_image_types[t]);
+        return lclgc_fail(L, fn, CL_INVALID_IMAGE_DESCRIPTOR,
+                          "CL_INVALID_IMAGE_DESCRIPTOR", NULL,
+                          "a size the type %s has not", lclgc_image_types[t]);
     m = clgc_clCreateImage(c, f, &format, &desc, NULL, &err);
     if (m == NULL)
         return lclgc_cl_error(L, fn, err);
@@ -235,20 +233,16 @@ lclgc_image_box(lua_State *L, int idx, const char *origin_name,
     (void)lclgc_opt_triple(L, idx, origin_name, origin, fn);
     for (int i = 0; i < 3; i++) {
         if (origin[i] >= im->extent[i])
-            lclgc_error(L,
-                        "%s: CL_INVALID_VALUE (%d): %s %I outside the "
-                        "image (%I)",
-                        fn, CL_INVALID_VALUE, origin_name,
-                        (lua_Integer)origin[i], (lua_Integer)im->extent[i]);
+            lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                       "%s %I outside the image (%I)", origin_name,
+                       (lua_Integer)origin[i], (lua_Integer)im->extent[i]);
         region[i] = im->extent[i] - origin[i];
     }
     if (lclgc_opt_triple(L, idx, "region", region, fn)) {
         for (int i = 0; i < 3; i++)
             if (region[i] == 0 || region[i] > im->extent[i] - origin[i])
-                lclgc_error(L,
-                            "%s: CL_INVALID_VALUE (%d): the region reaches "
-                            "past the image",
-                            fn, CL_INVALID_VALUE);
+                lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                           "the region reaches past the image");
     }
     for (int i = 0; i < 3; i++)
         if (__builtin_mul_overflow(n, region[i], &n))
@@ -349,10 +343,8 @@ lclgc_queue_copy_image(lua_State *L)
     (void)lclgc_image_box(L, 4, "dst_origin", &di, dor, dregion, fn);
     for (int i = 0; i < 3; i++)
         if (region[i] > dregion[i])
-            return lclgc_error(L,
-                               "%s: CL_INVALID_VALUE (%d): the region reaches "
-                               "past the destination",
-                               fn, CL_INVALID_VALUE);
+            return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                              "the region reaches past the destination");
     wait = lclgc_opt_wait(L, 4, &nwait, fn);
     err =
         clgc_clEnqueueCopyImage(q, src, dst, so, dor, region, nwait, wait, &ev);

@@ -512,11 +512,9 @@ lclgc_check_value_size(lua_State *L, cl_kernel k, lua_Integer i, size_t size,
         return; /* no information: the driver's check alone */
     want = lclgc_value_type_size(type);
     if (want != 0 && want != size)
-        lclgc_error(L,
-                    "%s: CL_INVALID_ARG_SIZE (%d): argument %I of the kernel "
-                    "is a %s (%I bytes), got %I bytes",
-                    fn, CL_INVALID_ARG_SIZE, i, type, (lua_Integer)want,
-                    (lua_Integer)size);
+        lclgc_fail(L, fn, CL_INVALID_ARG_SIZE, "CL_INVALID_ARG_SIZE", NULL,
+                   "argument %I of the kernel is a %s (%I bytes), got %I bytes",
+                   i, type, (lua_Integer)want, (lua_Integer)size);
 }
 
 /* The least local memory of the kernel's devices. */

@@ -135,11 +135,10 @@ lclgc_check_range(lua_State *L, size_t total, size_t offset, size_t size,
                   const char *what, const char *fn)
 {
     if (offset > total || size > total - offset)
-        lclgc_error(L,
-                    "%s: CL_INVALID_VALUE (%d): %s: %I bytes at offset %I "
-                    "past the end of the buffer (%I bytes)",
-                    fn, CL_INVALID_VALUE, what, (lua_Integer)size,
-                    (lua_Integer)offset, (lua_Integer)total);
+        lclgc_fail(
+            L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+            "%s: %I bytes at offset %I past the end of the buffer (%I bytes)",
+            what, (lua_Integer)size, (lua_Integer)offset, (lua_Integer)total);
 }
 
 static int
@@ -169,8 +168,8 @@ lclgc_buffer_sub(lua_State *L)
     cl_mem sub;
 
     if (off < 0 || size <= 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): offset %I, size %I",
-                           fn, CL_INVALID_VALUE, off, size);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "offset %I, size %I", off, size);
     lclgc_check_range(L, lclgc_mem_size(L, m, fn), (size_t)off, (size_t)size,
                       "the region", fn);
     r.origin = (size_t)off;
@@ -225,20 +224,19 @@ lclgc_queue_fill(lua_State *L)
                            fn, lclgc_typename(L, 3));
     }
     if (plen == 0 || plen > 128 || (plen & (plen - 1)) != 0)
-        return lclgc_error(L,
-                           "%s: CL_INVALID_VALUE (%d): a pattern of %I bytes "
-                           "(1, 2, 4, ... 128)",
-                           fn, CL_INVALID_VALUE, (lua_Integer)plen);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "a pattern of %I bytes (1, 2, 4, ... 128)",
+                          (lua_Integer)plen);
     off = lclgc_opt_size(L, 4, "offset", 0, fn);
     if (off > total)
         lclgc_check_range(L, total, off, 0, "the fill", fn);
     size = lclgc_opt_size(L, 4, "size", (total - off) / plen * plen, fn);
     lclgc_check_range(L, total, off, size, "the fill", fn);
     if (size % plen != 0 || off % plen != 0)
-        return lclgc_error(L,
-                           "%s: CL_INVALID_VALUE (%d): offset and size must "
-                           "be multiples of the pattern's %I bytes",
-                           fn, CL_INVALID_VALUE, (lua_Integer)plen);
+        return lclgc_fail(
+            L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+            "offset and size must be multiples of the pattern's %I bytes",
+            (lua_Integer)plen);
     wait = lclgc_opt_wait(L, 4, &nwait, fn);
     err = clgc_clEnqueueFillBuffer(q, m, pattern, plen, off, size, nwait, wait,
                                    &ev);
@@ -322,20 +320,17 @@ lclgc_check_rect(lua_State *L, int idx, const char *prefix, size_t total,
     snprintf(name, sizeof(name), "%sslice_pitch", prefix);
     r->slice = lclgc_opt_size(L, idx, name, 0, fn);
     if (r->row < r->region[0])
-        lclgc_error(L,
-                    "%s: CL_INVALID_VALUE (%d): %srow_pitch %I is less "
-                    "than the region's width %I",
-                    fn, CL_INVALID_VALUE, prefix, (lua_Integer)r->row,
-                    (lua_Integer)r->region[0]);
+        lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                   "%srow_pitch %I is less than the region's width %I", prefix,
+                   (lua_Integer)r->row, (lua_Integer)r->region[0]);
     if (__builtin_mul_overflow(r->row, r->region[1], &last))
         lclgc_error(L, "%s: the rectangle is too large", fn);
     if (r->slice == 0)
         r->slice = last;
     if (r->slice < last)
-        lclgc_error(L,
-                    "%s: CL_INVALID_VALUE (%d): %sslice_pitch %I is less "
-                    "than row_pitch * height",
-                    fn, CL_INVALID_VALUE, prefix, (lua_Integer)r->slice);
+        lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                   "%sslice_pitch %I is less than row_pitch * height", prefix,
+                   (lua_Integer)r->slice);
     /* One past the last byte reached: origin + region - 1 along each
      * axis. The region's sizes are below SIZE_MAX / 4. */
     if (r->origin[0] > SIZE_MAX / 4 || r->origin[1] > SIZE_MAX / 4 ||
@@ -347,10 +342,10 @@ lclgc_check_rect(lua_State *L, int idx, const char *prefix, size_t total,
         __builtin_add_overflow(end, last, &end) ||
         __builtin_add_overflow(end, r->origin[0] + r->region[0], &end) ||
         end > total)
-        lclgc_error(L,
-                    "%s: CL_INVALID_VALUE (%d): the %srectangle reaches past "
-                    "the end of the buffer (%I bytes)",
-                    fn, CL_INVALID_VALUE, prefix, (lua_Integer)total);
+        lclgc_fail(
+            L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+            "the %srectangle reaches past the end of the buffer (%I bytes)",
+            prefix, (lua_Integer)total);
 }
 
 /* The region of the options at idx: 1 to 3 positive sizes, required. */
@@ -363,8 +358,8 @@ lclgc_check_region(lua_State *L, int idx, size_t region[3], const char *fn)
     if (!lclgc_opt_triple(L, idx, "region", region, fn))
         return lclgc_error(L, "%s: option 'region' is required", fn);
     if (region[0] == 0 || region[1] == 0 || region[2] == 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): an empty region", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "an empty region");
     if (region[0] > SIZE_MAX / 4 || region[1] > SIZE_MAX / 4 ||
         region[2] > SIZE_MAX / 4 ||
         __builtin_mul_overflow(region[0], region[1], &n) ||
@@ -614,8 +609,8 @@ lclgc_view_check(lua_State *L, const char *fn, int write)
         if (err != CL_SUCCESS)
             lclgc_cl_error(L, fn, err);
         if (s < 0)
-            lclgc_error(L, "%s: the read into the view failed: %s (%d)", fn,
-                        lclgc_cl_name(s), (int)s);
+            lclgc_fail(L, fn, s, lclgc_cl_name(s), NULL,
+                       "the read into the view failed");
         if (s != CL_COMPLETE)
             lclgc_error(L,
                         "%s: the read into the view has not completed: wait "
@@ -804,8 +799,8 @@ lclgc_queue_write_async(lua_State *L)
     }
     lclgc_check_range(L, total, off, size, "the write", fn);
     if (size == 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): nothing to write", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "nothing to write");
     wait = lclgc_opt_wait(L, 4, &nwait, fn);
     if (lua_type(L, 3) == LUA_TSTRING) {
         data = lua_tostring(L, 3);
@@ -856,8 +851,8 @@ lclgc_queue_read_async(lua_State *L)
     size = lclgc_opt_size(L, 3, "size", total - off, fn);
     lclgc_check_range(L, total, off, size, "the read", fn);
     if (size == 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): nothing to read", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "nothing to read");
     wait = lclgc_opt_wait(L, 3, &nwait, fn);
     v = lclgc_view_new(L); /* owns the block from here: no leak on error */
     v->block = lclgc_block_new(L, size, fn);
@@ -910,8 +905,8 @@ lclgc_queue_map(lua_State *L)
     size = lclgc_opt_size(L, 3, "size", total - off, fn);
     lclgc_check_range(L, total, off, size, "the map", fn);
     if (size == 0)
-        return lclgc_error(L, "%s: CL_INVALID_VALUE (%d): nothing to map", fn,
-                           CL_INVALID_VALUE);
+        return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
+                          "nothing to map");
     wait = lclgc_opt_wait(L, 3, &nwait, fn);
     v = lclgc_view_new(L);
     p = clgc_clEnqueueMapBuffer(q, m, CL_TRUE, flags[f], off, size, nwait, wait,

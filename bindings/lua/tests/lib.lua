@@ -56,6 +56,31 @@ function lib.raises(f, ...)
     return err
 end
 
+-- f() must raise an error object (a failure of OpenCL or clgc) of the
+-- OpenCL error `name`, for the documented function func; returns it.
+function lib.fails(f, name, func)
+    local ok, err = pcall(f)
+    if ok then
+        error("expected an error, got none", 2)
+    end
+    if type(err) ~= "table" or err.name ~= name or err.func ~= func or
+        clgc.error_name(err.code) ~= name or tostring(err) ~= err.message then
+        error(("expected an error object of %s from %s, got %s %s"):format(
+            name, func, type(err), tostring(err)), 2)
+    end
+    return err
+end
+
+-- f() must raise a string (misuse), containing every pattern (plain).
+function lib.misuse(f, ...)
+    local ok, err = pcall(f)
+    if ok or type(err) ~= "string" then
+        error(("expected a string error, got %s"):format(
+            ok and "none" or type(err) .. " " .. tostring(err)), 2)
+    end
+    return lib.raises(function() error(err, 0) end, ...)
+end
+
 lib.saxpy_src = [[
 __kernel void saxpy(float a, __global const float *x, __global float *y)
 {

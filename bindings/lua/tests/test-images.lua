@@ -63,6 +63,10 @@ do
     -- Regions outside the image are refused before OpenCL sees them.
     lib.raises(function() q:read_image(img, { origin = { 4, 0 } }) end,
         "clgc.Queue:read_image", "outside the image")
+    lib.fails(function() q:read_image(img, { origin = { 4, 0 } }) end,
+        "CL_INVALID_VALUE", "clgc.Queue:read_image")
+    lib.misuse(function() q:read_image(img, { origin = "x" }) end,
+        "clgc.Queue:read_image")
     lib.raises(function() q:read_image(img, { region = { 5, 1 } }) end,
         "reaches past the image")
     lib.raises(function() q:read_image(img, { origin = { 3, 0 },

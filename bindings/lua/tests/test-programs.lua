@@ -42,6 +42,8 @@ do
         "binary 1: a non-empty string expected")
     lib.raises(function() ctx:program_binaries(dev, { "not a binary" }) end,
         "CL_INVALID_BINARY")
+    lib.fails(function() ctx:program_binaries(dev, { "not a binary" }) end,
+        "CL_INVALID_BINARY", "clgc.Context:program_binaries")
     lib.raises(function() ctx:program_binaries({}, { "x" }) end, "no devices")
     lib.raises(function() ctx:program_binaries(io.stdout, "x") end,
         "argument #2: clgc.Device or a table of them expected")
@@ -82,11 +84,15 @@ __kernel void apply(__global float *x)
     -- A linked program's kernel still checks its arguments' kinds.
     lib.raises(function() k:arg(0, 5, "long") end,
         "argument 0 of the kernel is a __global or __constant pointer")
-    local err = lib.raises(function()
+    local obj = lib.fails(function()
         ctx:program("__kernel void f() { undeclared(); }"):compile()
-    end, "clgc.Program:compile", "CL_COMPILE_PROGRAM_FAILURE (-15)")
-    lib.ok(err:find("undeclared", 1, true), "the compile log in the error: "
-        .. err)
+    end, "CL_COMPILE_PROGRAM_FAILURE", "clgc.Program:compile")
+    local err = tostring(obj)
+    lib.ok(err:find("clgc.Program:compile: CL_COMPILE_PROGRAM_FAILURE (-15)",
+        1, true) and err:find("undeclared", 1, true),
+        "the compile log in the error: " .. err)
+    lib.ok(type(obj.log) == "string" and obj.log:find("undeclared", 1, true),
+        "the compile log as the error's log: " .. tostring(obj.log))
     lib.raises(function()
         ctx:program("#include \"missing.h\"\n"):compile()
     end, "CL_COMPILE_PROGRAM_FAILURE", "missing.h")
@@ -103,8 +109,8 @@ __kernel void apply(__global float *x)
 float missing(float v);
 __kernel void g(__global float *x) { x[0] = missing(x[0]); }
 ]]):compile()
-    lib.raises(function() ctx:link(lonely) end, "clgc.Context:link",
-        "CL_LINK_PROGRAM_FAILURE")
+    lib.fails(function() ctx:link(lonely) end, "CL_LINK_PROGRAM_FAILURE",
+        "clgc.Context:link")
     for _, o in ipairs({ k, x, exe, library, main, lib_src, header, lonely }) do
         o:release()
     end

@@ -27,7 +27,13 @@ do
         { 1, 2, 3, 4 }, "the parent through the sub-buffer")
     lib.raises(function() b:sub(200, 64) end, "clgc.Buffer:sub",
         "past the end of the buffer")
-    lib.raises(function() b:sub(0, 0) end, "CL_INVALID_VALUE")
+    -- A failure of OpenCL (or one refused before OpenCL sees it) is an
+    -- error object; misuse is a string.
+    lib.fails(function() b:sub(0, 0) end, "CL_INVALID_VALUE", "clgc.Buffer:sub")
+    lib.fails(function() b:sub(1, 4) end, "CL_MISALIGNED_SUB_BUFFER_OFFSET",
+        "clgc.Buffer:sub")
+    lib.misuse(function() b:sub(0, 4, "x") end, "clgc.Buffer:sub",
+        "invalid option 'x'")
     lib.raises(function() b:sub(-1, 4) end, "CL_INVALID_VALUE")
     lib.raises(function() b:sub(1, 4) end, "CL_MISALIGNED_SUB_BUFFER_OFFSET")
     lib.raises(function() b:sub(0, 4, "x") end, "invalid option 'x'")
@@ -58,6 +64,8 @@ do
     floats(q:read(b, { type = "float", offset = 32 }),
         { 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5 }, "copied into b")
     lib.raises(function() q:fill(a, "abc") end, "a pattern of 3 bytes")
+    lib.fails(function() q:fill(a, "abc") end, "CL_INVALID_VALUE",
+        "clgc.Queue:fill")
     lib.raises(function() q:fill(a, 1) end, "needs options.type")
     lib.raises(function() q:fill(a, "ab", { offset = 1 }) end,
         "multiples of the pattern")
@@ -197,7 +205,13 @@ do
     local r3, v3 = q:read_async(b2, { wait = bad })
     bad:set_status(-5)
     pcall(clgc.wait, r3)
-    lib.raises(function() v3:string() end, "the read into the view failed")
+    -- An error object whose code is the read's own (negative) status,
+    -- whatever the driver made of the failed wait list.
+    local ok, failed = pcall(v3.string, v3)
+    lib.ok(not ok and type(failed) == "table" and failed.code < 0 and
+        failed.func == "clgc.View:string" and
+        failed.message:find("the read into the view failed", 1, true),
+        "the failed read's error object: " .. tostring(failed))
     b2:release()
     -- A read left pending when the state closes: the block outlives it.
     local b3 = ctx:buffer(64)
@@ -253,6 +267,14 @@ do
     lib.raises(function() q:map(b2, { size = 17 }) end, "past the end")
     lib.raises(function() q:map(b2, { flags = "x" }) end, "invalid option 'x'")
     lib.raises(function() q:map(b2, { offset = 16 }) end, "nothing to map")
+    -- In a coroutine the map first waits behind the queue (a marker on
+    -- its wait list): a bad list is still the map's error.
+    clgc.run(function()
+        lib.misuse(function() q:map(b2, { wait = { io.stdout } }) end,
+            "clgc.Queue:map", "a list of clgc.Event")
+        lib.misuse(function() q:read_rect(b2, { wait = 5 }) end,
+            "clgc.Queue:read_rect")
+    end)
     lib.raises(function() q:unmap(b2) end, "clgc.View expected")
     b2:release()
     -- A view's methods with a foreign self.

@@ -177,14 +177,34 @@ fw_check_stub(const struct test_forward_case *c, fw_caller call)
                   (unsigned long long)fw_stub_result(c));
 }
 
+/* The first platform, in the loader's order, that has the extension
+ * function name: the one clgc takes when no argument names a platform. */
+static cl_platform_id
+fw_first_with(const char *name)
+{
+    cl_platform_id ids[16];
+    cl_uint n = 0;
+
+    ck_assert_int_eq(clGetPlatformIDs(16, ids, &n), CL_SUCCESS);
+    for (cl_uint i = 0; i < n && i < 16; i++)
+        if (clGetExtensionFunctionAddressForPlatform(ids[i], name) != NULL)
+            return ids[i];
+    return NULL;
+}
+
 void
 fw_check_elsewhere(const struct test_forward_case *c, fw_caller call)
 {
     struct fw_args a, b;
     unsigned long before;
     uint64_t r, raw;
+    int stub_first;
 
     ck_assert_ptr_nonnull(c->raw);
+    /* The other platform listed first may lack the function (Oclgrind
+     * has no clIcdGetPlatformIDsKHR): then clgc and the raw call both
+     * take the stub, rightly, and only their results are compared. */
+    stub_first = fw_first_with(c->name) == fw_stub_platform;
     fw_build(c, fw_stub_platform, &a);
     fw_build(c, fw_stub_platform, &b);
     fw_ctl->reset();
@@ -192,7 +212,7 @@ fw_check_elsewhere(const struct test_forward_case *c, fw_caller call)
     before = test_rt_safe_calls();
     raw = c->raw(b.bits);
     ck_assert_uint_eq(test_rt_safe_calls(), before);
-    ck_assert_msg(fw_ctl->calls == 0 && fw_ctl->hooked == 0,
+    ck_assert_msg(stub_first || (fw_ctl->calls == 0 && fw_ctl->hooked == 0),
                   "%s: the stub was called (%s)", c->name, c->why);
     ck_assert_int_eq((cl_int)(uint32_t)raw, CL_SUCCESS);
     ck_assert_msg(r == raw, "%s: returned %#llx, the raw call %#llx", c->name,

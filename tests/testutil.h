@@ -75,6 +75,9 @@ cl_context test_pocl_context(void);
  * 1.x device (Oclgrind), whose driver may not have the newer call.
  * Fails the test if neither makes one. Raw calls. */
 cl_command_queue test_queue_create(cl_context context, cl_device_id device);
+/* The same, outside a test case: the queue or NULL, with *err. */
+cl_command_queue test_queue_create_raw(cl_context context, cl_device_id device,
+                                       cl_int *err);
 
 /* Add a test that relies on what PoCL 3.1 does and OpenCL does not
  * promise (a callback on the calling thread, native kernels, no callback
@@ -84,6 +87,39 @@ cl_command_queue test_queue_create(cl_context context, cl_device_id device);
 #define test_add_pocl_test(tc, fn, why) test_add_pocl_only(tc, fn, #fn, why)
 void test_add_pocl_only(TCase *tc, const TTest *test, const char *name,
                         const char *why);
+
+/* What a test case takes the driver to do that OpenCL does not promise,
+ * beyond PoCL's own ways (test_add_pocl_test). PoCL 3.1's CPU device, the
+ * tests' default platform, does each. On the platform CLGC_TEST_PLATFORM
+ * chose, test_driver_does asks the driver, once, in a child process (the
+ * Check program's own process never loads a driver: its test cases run
+ * in children of it), and says whether it does. */
+enum test_premise {
+    /* The driver runs a flushed command on threads of its own: clFlush
+     * returns while the command still waits for its wait list (PoCL's
+     * pthread device, NVIDIA). Oclgrind runs a queue's commands inside
+     * clFlush, on the calling thread, and its flush waits for the wait
+     * list: a test whose other thread sets a user event only once the
+     * waiter is asleep after its flush would wait for itself there. */
+    TEST_DRIVER_THREADS,
+    /* A callback registered on an event already complete is called
+     * (PoCL: inline, NVIDIA: on its own thread). Oclgrind never calls it,
+     * as a program without clgc would find too. */
+    TEST_DRIVER_CALLS_BACK_DONE,
+    TEST_PREMISES
+};
+int test_driver_does(enum test_premise premise);
+
+/* Add a test that holds only where the driver does what premise says:
+ * where it does not, the case is left out with a line on stderr ("not run
+ * on ...: NAME (the driver ...: WHY)"), and every other case still runs;
+ * where the probe itself failed, every premised case is left out, and a
+ * line says so.
+ * tools/bundle-run.sh counts those lines into its summary. */
+#define test_add_premised_test(tc, fn, premise, why)                           \
+    test_add_premised(tc, fn, #fn, premise, why)
+void test_add_premised(TCase *tc, const TTest *test, const char *name,
+                       enum test_premise premise, const char *why);
 
 /* A user event and the status to give it: test_set_status, a pthread
  * start routine, sets it from the thread it runs on. */

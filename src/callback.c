@@ -27,6 +27,7 @@
 
 #include "clgc/callback.h"
 #include "dispatch.h"
+#include "gen/commands.h"
 
 /* Callbacks registered on this thread go to this queue, or run at once.
  * The queue counts the threads deferring to it, so that it is not closed
@@ -121,10 +122,15 @@ clgc__callback_registered(struct clgc__callback *cb, int ok, cl_context context)
         return;
     if (cb->lifetime == CLGC__CONTEXT) {
         /* A context that OpenCL 3.0's destructor callback cannot tell us
-         * about keeps its record (a few dozen bytes) for good. */
+         * about keeps its record (a few dozen bytes) for good: so does one
+         * whose driver's table lacks the entry (an OpenCL 1.2 driver such
+         * as Oclgrind fills it with the loader's own function, which would
+         * call itself for good). */
         if (!ok)
             clgc__record_free(cb);
-        else
+        else if (clgc__entry_check(context,
+                                   CLGC__ENTRY_clSetContextDestructorCallback,
+                                   CL_INVALID_CONTEXT) == CL_SUCCESS)
             (void)CLGC__CL(clSetContextDestructorCallback)(
                 context, clgc__context_gone, cb);
         return;

@@ -817,7 +817,9 @@ clgc_make_queue_suite(void)
                        "PoCL calls back inside clSetUserEventStatus");
     tcase_add_test(tc, bounded_drain_keeps_the_fd_readable);
     tcase_add_test(tc, queued_failure_reports_its_status);
-    tcase_add_test(tc, loop_works_while_the_kernel_runs);
+    test_add_premised_test(tc, loop_works_while_the_kernel_runs,
+                           TEST_DRIVER_THREADS,
+                           "the loop works while the driver runs the kernel");
     tcase_add_test(tc, bad_input_is_refused);
     tcase_add_test(tc, unreadable_fd_is_reported);
     tcase_add_test(tc, create_reports_a_failed_eventfd);
@@ -825,7 +827,9 @@ clgc_make_queue_suite(void)
     tcase_add_test(tc, two_drainers_are_refused);
     tcase_add_test(tc, many_pending_then_close);
     tcase_add_test(tc, handler_failure_names_its_command);
-    tcase_add_test(tc, deferred_failure_names_its_command);
+    test_add_premised_test(tc, deferred_failure_names_its_command,
+                           TEST_DRIVER_CALLS_BACK_DONE,
+                           "its callback is for an event already complete");
     tcase_add_test(tc, close_refused_while_a_thread_defers);
     tcase_add_test(tc, deferred_callback_keeps_the_queue_open);
     /* They hold the eventfd write of the thread that completes the user

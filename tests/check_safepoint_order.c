@@ -346,7 +346,10 @@ clgc_make_safepoint_order_suite(void)
     test_add_pocl_test(tc, collection_waits_for_raw_build,
                        "PoCL builds on the calling thread");
     tcase_add_test(tc, leaving_during_collection_parks_once);
-    tcase_add_test(tc, ticker_runs_during_cooperative_wait);
+    test_add_premised_test(tc, ticker_runs_during_cooperative_wait,
+                           TEST_DRIVER_THREADS,
+                           "the ticker runs while the driver runs the "
+                           "kernel");
     suite_add_tcase(s, tc);
     return s;
 }

@@ -141,8 +141,11 @@ START_TEST(the_watcher_costs_little)
     while (atomic_load(&handled) != N + 1)
         sem_wait(&handled_sem);
     ck_assert_int_eq(failed_status, -5);
+    /* PoCL never calls back for a failed user event: the watcher looked.
+     * A driver that does call back (Oclgrind) needs no look. */
     queries = atomic_load(&watcher_queries);
-    ck_assert_int_ge(queries, 1);
+    if (test_elsewhere() == NULL)
+        ck_assert_int_ge(queries, 1);
     for (int i = 0; i < N; i++) {
         ck_assert_int_eq(status[i], CL_COMPLETE);
         clReleaseEvent(ev[i]);

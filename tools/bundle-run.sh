@@ -230,6 +230,7 @@ run_test() {
     # The cases left out where the driver breaks their premise, or that
     # need PoCL, each named in tests.log with its reason.
     left=$(sort -u "$work/last.log" | grep -c '^not run on ' || true)
+    ((left > 0)) || left=
     outcome $rc "$prog $*${totals:+ | $totals}${left:+ | $left cases not run here, see tests.log}"
 }
 

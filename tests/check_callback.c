@@ -823,9 +823,9 @@ clgc_make_callback_suite(void)
     tcase_set_timeout(tc, 120);
     test_add_pocl_test(tc, event_callback_on_a_complete_event_runs_inline,
                        "PoCL calls back inline for a complete event");
-    test_add_premised_test(tc, event_callback_runs_on_pocl_thread,
-                           TEST_DRIVER_THREADS,
-                           "it flushes a kernel behind a user event it sets later");
+    test_add_premised_test(
+        tc, event_callback_runs_on_pocl_thread, TEST_DRIVER_THREADS,
+        "it flushes a kernel behind a user event it sets later");
     test_add_pocl_test(tc, inline_callback_may_release_its_own_event,
                        "a callback called inline for an event already "
                        "complete");
@@ -839,23 +839,23 @@ clgc_make_callback_suite(void)
     test_add_pocl_test(tc, svm_free_callback_runs_once_with_the_pointers,
                        "SVM, optional in OpenCL 3.0");
     tcase_add_test(tc, program_release_callback_runs_once_or_is_refused);
-    test_add_premised_test(tc, deferred_callback_runs_in_the_drain,
-                           TEST_DRIVER_CALLS_BACK_DONE,
-                           "its first callback is for an event already complete");
+    test_add_premised_test(
+        tc, deferred_callback_runs_in_the_drain, TEST_DRIVER_CALLS_BACK_DONE,
+        "its first callback is for an event already complete");
     test_add_premised_test(tc, failure_reaches_the_runtime_at_the_next_wait,
                            TEST_DRIVER_CALLS_BACK_DONE,
                            "its callback is for an event already complete");
     test_add_premised_test(tc, failure_reaches_the_runtime_at_a_blocking_wait,
                            TEST_DRIVER_CALLS_BACK_DONE,
                            "its callback is for an event already complete");
-    test_add_premised_test(tc, unattachable_thread_is_reported,
-                           TEST_DRIVER_THREADS,
-                           "it flushes a kernel behind a user event it sets later");
+    test_add_premised_test(
+        tc, unattachable_thread_is_reported, TEST_DRIVER_THREADS,
+        "it flushes a kernel behind a user event it sets later");
     test_add_pocl_test(tc, native_kernel_runs_once_active,
                        "native kernels, which only CPU devices run");
-    test_add_premised_test(tc, pocl_thread_is_attached_once,
-                           TEST_DRIVER_THREADS,
-                           "it flushes kernels behind user events it sets later");
+    test_add_premised_test(
+        tc, pocl_thread_is_attached_once, TEST_DRIVER_THREADS,
+        "it flushes kernels behind user events it sets later");
     suite_add_tcase(s, tc);
     return s;
 }

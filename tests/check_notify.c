@@ -578,9 +578,9 @@ clgc_make_notify_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
-    test_add_premised_test(tc, raw_handler_runs_once_with_the_status,
-                           TEST_DRIVER_CALLS_BACK_DONE,
-                           "its second handler is for an event already complete");
+    test_add_premised_test(
+        tc, raw_handler_runs_once_with_the_status, TEST_DRIVER_CALLS_BACK_DONE,
+        "its second handler is for an event already complete");
     tcase_add_test(tc, failure_is_delivered_by_the_watcher);
     /* PoCL calls back inside the registration, which is what it checks;
      * NVIDIA calls back later, on its own thread. */
@@ -588,12 +588,12 @@ clgc_make_notify_suite(void)
                        "a callback inline in its registration");
     tcase_add_test(tc, bad_input_is_refused);
     tcase_add_test(tc, delivered_failure_lets_go_of_its_event);
-    test_add_premised_test(tc, handlers_may_report_failures,
-                           TEST_DRIVER_CALLS_BACK_DONE,
-                           "its first handlers are for an event already complete");
-    test_add_premised_test(tc, callbacks_on_failed_events_end,
-                           TEST_DRIVER_THREADS,
-                           "it flushes a marker behind a user event it sets later");
+    test_add_premised_test(
+        tc, handlers_may_report_failures, TEST_DRIVER_CALLS_BACK_DONE,
+        "its first handlers are for an event already complete");
+    test_add_premised_test(
+        tc, callbacks_on_failed_events_end, TEST_DRIVER_THREADS,
+        "it flushes a marker behind a user event it sets later");
     test_add_pocl_test(tc, a_forked_child_has_a_watcher_of_its_own,
                        "a forked child runs OpenCL: PoCL allows it, CUDA "
                        "does not");

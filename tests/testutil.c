@@ -280,8 +280,7 @@ premise_probe(void)
     if (queue == NULL || err != CL_SUCCESS ||
         pthread_create(&t, NULL, premise_probe_gate, &p) != 0)
         return 1 << TEST_PREMISES;
-    if (clEnqueueMarkerWithWaitList(queue, 1, &p.gate, &marker) !=
-        CL_SUCCESS)
+    if (clEnqueueMarkerWithWaitList(queue, 1, &p.gate, &marker) != CL_SUCCESS)
         return 1 << TEST_PREMISES;
     clFlush(queue);
     atomic_exchange(&p.decided, 1);
@@ -291,8 +290,8 @@ premise_probe(void)
     done = clCreateUserEvent(context, &err);
     if (err != CL_SUCCESS ||
         clSetUserEventStatus(done, CL_COMPLETE) != CL_SUCCESS ||
-        clSetEventCallback(done, CL_COMPLETE, premise_probe_called,
-                           &called) != CL_SUCCESS)
+        clSetEventCallback(done, CL_COMPLETE, premise_probe_called, &called) !=
+            CL_SUCCESS)
         return 1 << TEST_PREMISES;
     for (int i = 0; i < 1000 && !atomic_load(&called); i++)
         nanosleep(&ms, NULL);
@@ -604,8 +603,8 @@ device_is_1x(cl_device_id device)
     char version[1024] = "";
 
     /* Unanswered: not 1.x, and the queue's creation says what failed. */
-    if (clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1,
-                        version, NULL) != CL_SUCCESS)
+    if (clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1, version,
+                        NULL) != CL_SUCCESS)
         return 0;
     return strncmp(version, "OpenCL 1.", 9) == 0;
 }

@@ -276,8 +276,8 @@ clgc__driver_resample(int platform)
     /* Which waits: one in CLGC__RESAMPLE_EVERY at random, never in step
      * with a program's own period. Every 16th wait is the same kind of
      * wait in a program that repeats four (clgc-bench wait's saxpy,
-     * saxpy, ~1 ms, ~100 ms): on the H200 the resampled waits were all
-     * saxpy launches, prompt, and NVIDIA never turned late. A fixed
+     * saxpy, ~1 ms, ~100 ms): the resampled waits would all be saxpy
+     * launches, prompt, and a late NVIDIA would never turn late. A fixed
      * sequence of any step has periods of its own (a golden-ratio one
      * spaces its picks 8, 13 or 21 waits apart: never 2 or 3 modulo 4). */
     return clgc__random() %

@@ -37,7 +37,8 @@
 #endif
 
 /* For the few helpers on every wrapper's path: the compiler's size
- * heuristics would otherwise call them out of line from 235 wrappers. */
+ * heuristics would otherwise call them out of line from every generated
+ * wrapper. */
 #define CLGC_INLINE static inline __attribute__((always_inline))
 
 /* A clock's reading in ns: CLOCK_MONOTONIC for times, and

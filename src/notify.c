@@ -88,7 +88,7 @@ clgc__note_fire(struct clgc__watch *w, cl_event event, cl_int status)
     clgc__note_free(n);
 }
 
-struct clgc__a_register {
+struct clgc__notify_args {
     struct clgc__note *n;
     cl_event event;
     cl_int err;
@@ -96,9 +96,9 @@ struct clgc__a_register {
 };
 
 static void *
-clgc__register(void *p)
+clgc__notify_register(void *p)
 {
-    struct clgc__a_register *a = p;
+    struct clgc__notify_args *a = p;
 
     /* An event OpenCL does not know is refused by the registration. */
     (void)clgc__events_flush(1, &a->event);
@@ -110,7 +110,7 @@ static cl_int
 clgc__notify(cl_event event, clgc_notify_mode_t mode, clgc_queue_t *queue,
              clgc_event_cb handler, void *data)
 {
-    struct clgc__a_register a;
+    struct clgc__notify_args a;
     struct clgc__note *n;
 
     if (event == NULL || !clgc__object_ok(event))
@@ -138,8 +138,8 @@ clgc__notify(cl_event event, clgc_notify_mode_t mode, clgc_queue_t *queue,
     /* In a region: PoCL may run the callback inline, and an ACTIVE
      * handler then re-enters the runtime through the region's hook. Once
      * registered, n may be gone already. */
-    a = (struct clgc__a_register){n, event, CL_SUCCESS, 0};
-    clgc_call_safe(clgc__register, &a);
+    a = (struct clgc__notify_args){n, event, CL_SUCCESS, 0};
+    clgc_call_safe(clgc__notify_register, &a);
     if (!a.fires) {
         if (queue != NULL)
             clgc__queue_promise(queue, -1);

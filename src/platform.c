@@ -216,25 +216,25 @@ clgc__wrapper_for(const char *name, void *raw)
     return cmd != NULL ? (void *)cmd->wrapper : raw;
 }
 
-struct clgc__a_lookup {
+struct clgc__lookup_args {
     cl_platform_id platform;
     const char *name;
     void *ret;
 };
 
 static void *
-clgc__t_lookup_for_platform(void *p)
+clgc__lookup_for_platform_body(void *p)
 {
-    struct clgc__a_lookup *a = p;
+    struct clgc__lookup_args *a = p;
 
     a->ret = clGetExtensionFunctionAddressForPlatform(a->platform, a->name);
     return NULL;
 }
 
 static void *
-clgc__t_lookup(void *p)
+clgc__lookup_body(void *p)
 {
-    struct clgc__a_lookup *a = p;
+    struct clgc__lookup_args *a = p;
 
     a->ret = clGetExtensionFunctionAddress(a->name);
     return NULL;
@@ -244,17 +244,17 @@ void *CL_API_CALL
 clgc_clGetExtensionFunctionAddressForPlatform(cl_platform_id platform,
                                               const char *func_name)
 {
-    struct clgc__a_lookup a = {platform, func_name, NULL};
+    struct clgc__lookup_args a = {platform, func_name, NULL};
 
-    clgc_call_safe(clgc__t_lookup_for_platform, &a);
+    clgc_call_safe(clgc__lookup_for_platform_body, &a);
     return clgc__wrapper_for(func_name, a.ret);
 }
 
 void *CL_API_CALL
 clgc_clGetExtensionFunctionAddress(const char *func_name)
 {
-    struct clgc__a_lookup a = {NULL, func_name, NULL};
+    struct clgc__lookup_args a = {NULL, func_name, NULL};
 
-    clgc_call_safe(clgc__t_lookup, &a);
+    clgc_call_safe(clgc__lookup_body, &a);
     return clgc__wrapper_for(func_name, a.ret);
 }

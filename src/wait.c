@@ -4,8 +4,8 @@
  * (PoCL's basic device runs commands inside clFlush), polling their status
  * for a short budget, then registering a completion callback on each and
  * sleeping on a futex until the last one fires. No lock is held while the
- * waiter wakes, so it never waits for the callback thread (the fault that
- * cost Julia's version 15-30% on short kernels).
+ * waiter wakes, so it never waits for the callback thread (a waiter that
+ * takes the callback's lock to wake is held up on every short kernel).
  *
  * The record the callbacks share is a slot of a static pool, not the
  * waiter's stack frame: PoCL 3.1 never calls back for a user event that is
@@ -332,8 +332,8 @@ clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
  * fired already. *refused: some event refused the callback (counted down
  * for it, as it will never come). */
 static int
-clgc__register(struct clgc__wait_slot *w, uint32_t gen, void *handle, cl_uint n,
-               const cl_event *events, int *refused)
+clgc__wait_register(struct clgc__wait_slot *w, uint32_t gen, void *handle,
+                    cl_uint n, const cl_event *events, int *refused)
 {
     for (cl_uint i = 0; i < n; i++) {
         if (CLGC__CL(clSetEventCallback)(events[i], CL_COMPLETE,
@@ -404,7 +404,8 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
             interval = CLGC__BACKOFF_MAX_NS;
             if (!b->registered) {
                 b->registered = 1;
-                if (clgc__register(w, b->gen, b->handle, n, events, &refused))
+                if (clgc__wait_register(w, b->gen, b->handle, n, events,
+                                        &refused))
                     break;
             }
         }
@@ -432,8 +433,9 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
  * it returns: NVIDIA makes its callbacks when the program next calls it
  * (the next launch, microseconds later in a loop) or on its own 17 to
  * 20 ms later, so a callback awaited after the wait measured the program,
- * not the driver (on the H200 every sample came out prompt, and NVIDIA's
- * millisecond waits stayed 16x raw). A failed command is not measured:
+ * not the driver (every sample would come out prompt, and a late
+ * driver's millisecond waits would stay many times raw's: figures in
+ * docs/performance.md). A failed command is not measured:
  * PoCL never calls back for a failed user event, which is not lateness. */
 static void
 clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
@@ -487,7 +489,7 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
     if (polls != 1) {
         b.registered = 1;
         /* If the waiter's share is the last, every callback has fired. */
-        if (clgc__register(w, b.gen, b.handle, a->n, a->events, &refused))
+        if (clgc__wait_register(w, b.gen, b.handle, a->n, a->events, &refused))
             goto out;
     }
     if (polls == 0) {

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "clgc/callback.h"
-#include "dispatch.h"
+#include "next.h"
 #include "gen/commands.h"
 
 /* Callbacks registered on this thread go to this queue, or run at once.

@@ -9,9 +9,6 @@
 
 #include <string.h>
 
-struct _cl_icd_dispatch clgc__next;
-atomic_int clgc__layered;
-
 /* The table the loader calls: written once by the first clgc__layer_init,
  * read-only afterwards. */
 static struct _cl_icd_dispatch clgc__layer_table;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dispatch.h"
+#include "next.h"
 
 /* Whether a command still waits for a flush: it is queued, not yet
  * submitted. Only then is its queue flushed, and it is asked first, for

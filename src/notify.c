@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "clgc/wait.h"
-#include "dispatch.h"
+#include "next.h"
 
 struct clgc__note {
     struct clgc__item item;   /* in a queue */

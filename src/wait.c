@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #include "clgc/wait.h"
-#include "dispatch.h"
+#include "next.h"
 
 /* No polling by default: on PoCL's CPU device the callback path alone
  * already waits less than clWaitForEvents, at no more CPU; polling 50 us

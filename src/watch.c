@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "dispatch.h"
+#include "next.h"
 
 /* The first look after a kick (after the immediate one), and the slow
  * scan's period, which caps the backoff. */

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "clgc/wait.h"
+#include "handle.h"
 #include "next.h"
 
 /* No polling by default: on PoCL's CPU device the callback path alone
@@ -64,14 +65,12 @@ struct clgc__wait_slot {
     int taken;      /* a wait owns the slot */
 };
 
-/* More waits than can be in progress at once in any program. A handle is
- * index | generation << CLGC__HANDLE_SHIFT;
+/* More waits than can be in progress at once in any program. A wait's
+ * callbacks get a handle (handle.h) of CLGC__HANDLE_SHIFT index bits;
  * where a pointer is narrower than 48 bits, the generation is compared in
  * the bits that fit. */
 #define CLGC__WAIT_SLOTS 512
-#define CLGC__SLOT_MASK 0x1ffu
 #define CLGC__HANDLE_SHIFT 16
-#define CLGC__GEN_MASK ((uint32_t)(UINTPTR_MAX >> CLGC__HANDLE_SHIFT))
 static struct clgc__wait_slot clgc__slots[CLGC__WAIT_SLOTS];
 static __thread unsigned clgc__slot_hint;
 
@@ -206,7 +205,9 @@ clgc__slot_count_down(struct clgc__wait_slot *w, uint32_t gen)
     uint64_t s = __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
 
     do {
-        if (((uint32_t)(s >> 32) & CLGC__GEN_MASK) != gen || (uint32_t)s == 0)
+        if (clgc__handle_gen_bits((uint32_t)(s >> 32), CLGC__HANDLE_SHIFT) !=
+                gen ||
+            (uint32_t)s == 0)
             return 0;
     } while (!__atomic_compare_exchange_n(&w->state, &s, s - 1, 1,
                                           __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
@@ -229,12 +230,12 @@ static void CL_CALLBACK
 clgc__wait_fired(cl_event event, cl_int status, void *handle)
 {
     uintptr_t h = (uintptr_t)handle;
-    unsigned index = h & CLGC__SLOT_MASK;
+    uint32_t index = clgc__handle_index(h, CLGC__HANDLE_SHIFT);
 
     (void)event;
     (void)status;
     if (clgc__slot_count_down(&clgc__slots[index],
-                              (uint32_t)(h >> CLGC__HANDLE_SHIFT)))
+                              clgc__handle_gen(h, CLGC__HANDLE_SHIFT)))
         clgc__slot_wake(&clgc__slots[index]);
 }
 
@@ -339,11 +340,13 @@ clgc__wait_register(struct clgc__wait_slot *w, uint32_t gen, void *handle,
         if (CLGC__CL(clSetEventCallback)(events[i], CL_COMPLETE,
                                          clgc__wait_fired,
                                          handle) != CL_SUCCESS) {
-            clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
+            clgc__slot_count_down(
+                w, clgc__handle_gen_bits(gen, CLGC__HANDLE_SHIFT));
             *refused = 1;
         }
     }
-    return clgc__slot_count_down(w, gen & CLGC__GEN_MASK);
+    return clgc__slot_count_down(
+        w, clgc__handle_gen_bits(gen, CLGC__HANDLE_SHIFT));
 }
 
 /* A polling wait's callbacks: registered before it polls (the waits that
@@ -482,8 +485,8 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
      * makes the first sleep return at once. */
     seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
     b.gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
-    b.handle = (void *)(((uintptr_t)b.gen << CLGC__HANDLE_SHIFT) |
-                        (uintptr_t)(w - clgc__slots));
+    b.handle = (void *)clgc__handle_make((uint32_t)(w - clgc__slots), b.gen,
+                                         CLGC__HANDLE_SHIFT);
     __atomic_store_n(&w->state, ((uint64_t)b.gen << 32) | ((uint64_t)a->n + 1),
                      __ATOMIC_RELEASE);
     if (polls != 1) {

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "handle.h"
 #include "next.h"
 
 /* The first look after a kick (after the immediate one), and the slow
@@ -61,10 +62,9 @@
 #define CLGC__FAST_MAX_NS 1000000L
 #define CLGC__FAST_CPU 10
 
-/* An id is index | generation << CLGC__WATCH_SHIFT. */
+/* An id is a handle (handle.h) of CLGC__WATCH_SHIFT index bits. */
 #define CLGC__WATCH_SHIFT 24
 #define CLGC__WATCH_MAX_SLOTS (1u << CLGC__WATCH_SHIFT)
-#define CLGC__WATCH_GEN_MASK ((uint32_t)(UINTPTR_MAX >> CLGC__WATCH_SHIFT))
 #define CLGC__NO_SLOT UINT32_MAX
 
 struct clgc__watch_slot {
@@ -108,7 +108,7 @@ static unsigned clgc__nlooks;
 static uintptr_t
 clgc__watch_id(uint32_t i)
 {
-    return (uintptr_t)i | ((uintptr_t)clgc__wslots[i].gen << CLGC__WATCH_SHIFT);
+    return clgc__handle_make(i, clgc__wslots[i].gen, CLGC__WATCH_SHIFT);
 }
 
 /* A slot for w, or CLGC__NO_SLOT without memory. */
@@ -164,14 +164,14 @@ clgc__slot_free(uint32_t i)
 static struct clgc__watch_slot *
 clgc__slot_of(uintptr_t id)
 {
-    uint32_t i = (uint32_t)(id & (CLGC__WATCH_MAX_SLOTS - 1));
+    uint32_t i = clgc__handle_index(id, CLGC__WATCH_SHIFT);
     struct clgc__watch_slot *s;
 
     if (i >= clgc__nwslots)
         return NULL;
     s = &clgc__wslots[i];
     if (!s->used || s->w == NULL ||
-        (s->gen & CLGC__WATCH_GEN_MASK) != (uint32_t)(id >> CLGC__WATCH_SHIFT))
+        !clgc__handle_is(id, s->gen, CLGC__WATCH_SHIFT))
         return NULL;
     return s;
 }

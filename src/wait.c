@@ -23,12 +23,12 @@
  * never comes cannot hold it. Only more than 512 waits at once fall back
  * to the driver's clWaitForEvents.
  *
- * On a driver whose callbacks come late (event.c learns which), the
+ * On a driver whose callbacks come late (driver.c learns which), the
  * waiter does not sleep until the callback: it looks at the events on a
  * backoff schedule (clgc__sleep_backoff), in futex sleeps that the
  * callback, still registered, ends at once. Such a wait's handle carries
  * its platform and a bit that has its callback report to the learner.
- * Where the late driver's own clWaitForEvents sleeps (event.c learns that
+ * Where the late driver's own clWaitForEvents sleeps (driver.c learns that
  * too, from waits that hand it their rest: clgc__own_wait), the wait is
  * that, with no looks to take CPU from the driver's threads. */
 
@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "clgc/wait.h"
+#include "driver.h"
 #include "handle.h"
 #include "next.h"
 

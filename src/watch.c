@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "driver.h"
 #include "handle.h"
 #include "next.h"
 
@@ -225,7 +226,7 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
         w->fire(w, event, status);
     if (release != NULL)
         CLGC__CL(clReleaseEvent)(release);
-    /* Who came first, for the learner (event.c): this callback, before a
+    /* Who came first, for the learner (driver.c): this callback, before a
      * look of the watcher's; or a look, which may have left a probe. */
     if (fast && w != NULL)
         clgc__driver_lateness(platform, 0);

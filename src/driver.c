@@ -1,0 +1,375 @@
+/* The learner (driver.h): what clgc learns of each platform's driver
+ * from the waits and the watcher that use it. */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "driver.h"
+
+/* What clgc learns of each platform's completion callbacks.
+ *
+ * Some drivers call back long after the status says complete (NVIDIA's
+ * OpenCL: 10 to 20 ms), and a wait that sleeps until the callback is then
+ * that much late. A wait that polls sees it; so a platform is learned
+ * from the waits that poll while it is not known yet, and from one wait
+ * in CLGC__RESAMPLE_EVERY at random once it is known prompt, one in
+ * CLGC__RESAMPLE_SUSPECT while a late sample is among its last few (the
+ * watcher's looks on a late platform sample it too, which changes
+ * nothing: late stays):
+ *
+ * - a callback that wakes the poller before its own look saw the events
+ *   done is a prompt sample (lateness 0);
+ * - when a wait's look wins, the wait sleeps up to CLGC__LATE_NS more for
+ *   its callbacks, with no OpenCL call in between (wait.c, clgc__measure:
+ *   NVIDIA makes its callbacks when the program next calls it), and their
+ *   lateness is the sample: under CLGC__LATE_NS is prompt, more is late;
+ * - when a look of the watcher's wins (it looks only on late platforms),
+ *   it leaves a probe on the platform (one at a time): its key and the
+ *   time. The callback of that key, when it comes, measures its
+ *   lateness. A probe still there CLGC__LATE_NS after it was left counts
+ *   late when the next look wins (the callback is at least that late, or
+ *   never comes), and the new look leaves its probe instead.
+ *
+ * After CLGC__LEARN_SAMPLES samples the platform is late if most were,
+ * else prompt; that stays (clgc_wait_set_strategy(CLGC_WAIT_LEARN) starts
+ * over). Only commands that completed leave probes: PoCL never calls back
+ * for a failed user event, which is not lateness.
+ *
+ * A platform is found from an object's dispatch pointer (platform.c), no
+ * query: platforms of one ICD share a dispatch table, and so share what is
+ * learned, as they share the driver's callback machinery. */
+
+#define CLGC__LEARN_SAMPLES 8
+/* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt platform
+ * late, and how often a wait on a prompt platform samples it again. */
+#define CLGC__LATE_QUORUM 3
+#define CLGC__RESAMPLE_EVERY 16
+/* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
+#define CLGC__RESAMPLE_SUSPECT 2
+
+/* A late platform's own clWaitForEvents (clgc_wait_own_t in
+ * include/clgc/wait.h): which samples are conclusive, how many decide,
+ * and after how many sampled waits an undecided one is avoided. */
+#define CLGC__OWN_MIN_NS 400000L
+#define CLGC__OWN_SAMPLES 4
+#define CLGC__OWN_TRIES 32
+
+struct clgc__driver {
+    atomic_int learned; /* clgc_wait_driver_t */
+    atomic_int suspect; /* a late sample among the last few */
+    atomic_uint prompt, late;
+    atomic_int own;   /* clgc_wait_own_t */
+    atomic_int lock;  /* the probe and the samples */
+    uintptr_t probe;  /* 0: none */
+    uintptr_t called; /* the key of the last measured callback */
+    long probe_ns;
+    long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
+    unsigned nlateness;
+    unsigned own_sleeps, own_busy, own_tries;
+};
+
+static struct clgc__driver clgc__drivers[CLGC__MAX_PLATFORMS];
+static atomic_int clgc__strategy = CLGC_WAIT_LEARN;
+static pthread_once_t clgc__strategy_once = PTHREAD_ONCE_INIT;
+
+static void
+clgc__strategy_init(void)
+{
+    const char *s = getenv("CLGC_WAIT_STRATEGY");
+
+    if (s == NULL)
+        return;
+    if (strcmp(s, "callback") == 0)
+        atomic_store(&clgc__strategy, CLGC_WAIT_CALLBACK);
+    else if (strcmp(s, "backoff") == 0)
+        atomic_store(&clgc__strategy, CLGC_WAIT_BACKOFF);
+}
+
+static void
+clgc__driver_lock(struct clgc__driver *d)
+{
+    int no = 0;
+
+    while (!atomic_compare_exchange_weak_explicit(
+        &d->lock, &no, 1, memory_order_acquire, memory_order_relaxed))
+        no = 0;
+}
+
+static void
+clgc__driver_unlock(struct clgc__driver *d)
+{
+    atomic_store_explicit(&d->lock, 0, memory_order_release);
+}
+
+void
+clgc__strategy_set(clgc_wait_strategy_t s)
+{
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    atomic_store(&clgc__strategy, s);
+    if (s != CLGC_WAIT_LEARN)
+        return;
+    for (int i = 0; i < CLGC__MAX_PLATFORMS; i++) {
+        struct clgc__driver *d = &clgc__drivers[i];
+
+        clgc__driver_lock(d);
+        atomic_store(&d->learned, CLGC_WAIT_DRIVER_LEARNING);
+        atomic_store(&d->prompt, 0);
+        atomic_store(&d->late, 0);
+        atomic_store(&d->suspect, 0);
+        atomic_store(&d->own, CLGC_WAIT_OWN_LEARNING);
+        d->own_sleeps = d->own_busy = d->own_tries = 0;
+        __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->called, 0, __ATOMIC_RELAXED);
+        memset(d->lateness, 0, sizeof d->lateness);
+        d->nlateness = 0;
+        clgc__driver_unlock(d);
+    }
+}
+
+int
+clgc__driver_of(const void *object)
+{
+    int i;
+
+    if (object == NULL) /* the registration will refuse it */
+        return 0;
+    i = clgc__platform_index(clgc__dispatch_of(object));
+    return i >= 0 ? i : 0;
+}
+
+int
+clgc__driver_polls(int platform)
+{
+    int s;
+
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    s = atomic_load_explicit(&clgc__strategy, memory_order_relaxed);
+    if (CLGC_LIKELY(s == CLGC_WAIT_LEARN))
+        switch (atomic_load_explicit(&clgc__drivers[platform].learned,
+                                     memory_order_relaxed)) {
+        case CLGC_WAIT_DRIVER_PROMPT:
+            return 0;
+        case CLGC_WAIT_DRIVER_LATE:
+            return 1;
+        default:
+            return 2;
+        }
+    return s == CLGC_WAIT_BACKOFF;
+}
+
+/* xorshift32, a generator per thread, seeded from the clock and the
+ * thread's own address: cheap, and no two threads in step. */
+static uint32_t
+clgc__random(void)
+{
+    static __thread uint32_t x;
+
+    if (CLGC_UNLIKELY(x == 0))
+        x = ((uint32_t)clgc__clock_ns(CLOCK_MONOTONIC) ^
+             (uint32_t)(uintptr_t)&x) |
+            1u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+}
+
+int
+clgc__driver_resample(int platform)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+
+    if (atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
+            CLGC_WAIT_LEARN ||
+        atomic_load_explicit(&d->learned, memory_order_relaxed) !=
+            CLGC_WAIT_DRIVER_PROMPT)
+        return 0;
+    /* Which waits: one in CLGC__RESAMPLE_EVERY at random, never in step
+     * with a program's own period. Every 16th wait is the same kind of
+     * wait in a program that repeats four (clgc-bench wait's saxpy,
+     * saxpy, ~1 ms, ~100 ms): the resampled waits would all be saxpy
+     * launches, prompt, and a late NVIDIA would never turn late. A fixed
+     * sequence of any step has periods of its own (a golden-ratio one
+     * spaces its picks 8, 13 or 21 waits apart: never 2 or 3 modulo 4). */
+    return clgc__random() %
+               (atomic_load_explicit(&d->suspect, memory_order_relaxed)
+                    ? CLGC__RESAMPLE_SUSPECT
+                    : CLGC__RESAMPLE_EVERY) ==
+           0;
+}
+
+/* Under d's lock: one sample. The first CLGC__LEARN_SAMPLES decide by
+ * majority. After that a prompt platform turns late when
+ * CLGC__LATE_QUORUM of the last CLGC__LEARN_SAMPLES were late: NVIDIA's
+ * callbacks are prompt for short commands and 10 to 16 ms late for
+ * commands of a millisecond or more, so a process whose first waits are
+ * short learns it prompt, and its resampled long waits must be able to
+ * turn it. Late stays late: a late platform's prompt samples (its short
+ * commands) say nothing about its long ones. */
+static void
+clgc__driver_sample(struct clgc__driver *d, long lateness)
+{
+    unsigned prompt, late, recent = 0;
+
+    d->lateness[d->nlateness++ % CLGC__LEARN_SAMPLES] = lateness;
+    if (lateness >= CLGC__LATE_NS)
+        late = atomic_fetch_add(&d->late, 1) + 1,
+        prompt = atomic_load(&d->prompt);
+    else
+        prompt = atomic_fetch_add(&d->prompt, 1) + 1,
+        late = atomic_load(&d->late);
+    switch (atomic_load(&d->learned)) {
+    case CLGC_WAIT_DRIVER_LEARNING:
+        if (prompt + late >= CLGC__LEARN_SAMPLES)
+            atomic_store(&d->learned, late > prompt ? CLGC_WAIT_DRIVER_LATE
+                                                    : CLGC_WAIT_DRIVER_PROMPT);
+        break;
+    case CLGC_WAIT_DRIVER_PROMPT:
+        for (unsigned i = 0; i < CLGC__LEARN_SAMPLES; i++)
+            recent += d->lateness[i] >= CLGC__LATE_NS;
+        if (recent >= CLGC__LATE_QUORUM)
+            atomic_store(&d->learned, CLGC_WAIT_DRIVER_LATE);
+        atomic_store_explicit(&d->suspect, recent > 0, memory_order_relaxed);
+        break;
+    default:
+        break;
+    }
+}
+
+void
+clgc__driver_lateness(int platform, long lateness)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+
+    clgc__driver_lock(d);
+    clgc__driver_sample(d, lateness);
+    clgc__driver_unlock(d);
+}
+
+void
+clgc__driver_probe(int platform, uintptr_t key)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    long now = clgc__clock_ns(CLOCK_MONOTONIC);
+
+    clgc__driver_lock(d);
+    if (d->probe != 0 && now - d->probe_ns >= CLGC__LATE_NS) {
+        clgc__driver_sample(d, now - d->probe_ns);
+        __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+    }
+    if (d->probe == 0) {
+        __atomic_store_n(&d->probe, key, __ATOMIC_SEQ_CST);
+        d->probe_ns = now;
+        /* Its callback may have come between the look and this store, and
+         * found no probe: then it was prompt, and the probe must not stay
+         * to be counted late by the next look (when the waits left probes
+         * too, such stale ones made 41 late samples of PoCL 5 on 16 cores,
+         * a prompt platform, some "late" by a second). The callback stores its
+         * key before it looks for the probe, the probe is stored before this
+         * looks for the key: one of the two sees the other. */
+        if (__atomic_load_n(&d->called, __ATOMIC_SEQ_CST) == key) {
+            clgc__driver_sample(d, 0);
+            __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+        }
+    }
+    clgc__driver_unlock(d);
+}
+
+void
+clgc__driver_called(int platform, uintptr_t key)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    long now;
+
+    /* Most callbacks are not a probe's: no lock for them. A probe stored
+     * later finds the key (clgc__driver_probe). */
+    __atomic_store_n(&d->called, key, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&d->probe, __ATOMIC_SEQ_CST) != key)
+        return;
+    now = clgc__clock_ns(CLOCK_MONOTONIC);
+    clgc__driver_lock(d);
+    if (d->probe == key) {
+        clgc__driver_sample(d, now - d->probe_ns);
+        __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
+    }
+    clgc__driver_unlock(d);
+}
+
+static int
+clgc__long_cmp(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+
+    return (x > y) - (x < y);
+}
+
+int
+clgc__driver_own(int platform)
+{
+    const struct clgc__driver *d = &clgc__drivers[platform];
+
+    if (atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
+            CLGC_WAIT_LEARN ||
+        atomic_load_explicit(&d->learned, memory_order_relaxed) !=
+            CLGC_WAIT_DRIVER_LATE)
+        return CLGC_WAIT_OWN_AVOIDED;
+    return atomic_load_explicit(&d->own, memory_order_relaxed);
+}
+
+/* A wait handed to the driver's clWaitForEvents took wall ns, and the
+ * thread was runnable (on a CPU or waiting for one) for busy ns of them.
+ * It slept if it was runnable under an eighth of it: PoCL's, which sleeps
+ * on a condition variable, runs 5 to 25 us on any wait, NVIDIA's
+ * busy-waits all of it. Counting the time spent waiting for a CPU keeps a
+ * busy wait busy on a loaded machine, where it runs a fraction of the
+ * time. Between the two, or shorter than CLGC__OWN_MIN_NS, the sample
+ * says nothing. */
+void
+clgc__driver_own_sample(int platform, long wall, long busy)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    int own = CLGC_WAIT_OWN_LEARNING;
+
+    clgc__driver_lock(d);
+    if (atomic_load(&d->own) == CLGC_WAIT_OWN_LEARNING) {
+        d->own_tries++;
+        if (wall >= CLGC__OWN_MIN_NS && busy * 4 >= wall)
+            d->own_busy++;
+        else if (wall >= CLGC__OWN_MIN_NS && busy * 8 < wall)
+            d->own_sleeps++;
+        if (d->own_sleeps + d->own_busy >= CLGC__OWN_SAMPLES)
+            own = d->own_sleeps > d->own_busy ? CLGC_WAIT_OWN_USED
+                                              : CLGC_WAIT_OWN_AVOIDED;
+        else if (d->own_tries >= CLGC__OWN_TRIES)
+            own = CLGC_WAIT_OWN_AVOIDED;
+        if (own != CLGC_WAIT_OWN_LEARNING)
+            atomic_store(&d->own, own);
+    }
+    clgc__driver_unlock(d);
+}
+
+void
+clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    long l[CLGC__LEARN_SAMPLES];
+    unsigned n;
+
+    clgc__driver_lock(d);
+    n = d->nlateness < CLGC__LEARN_SAMPLES ? d->nlateness : CLGC__LEARN_SAMPLES;
+    memcpy(l, d->lateness, n * sizeof(l[0]));
+    info->learned = (clgc_wait_driver_t)atomic_load(&d->learned);
+    info->prompt = atomic_load(&d->prompt);
+    info->late = atomic_load(&d->late);
+    info->own = (clgc_wait_own_t)atomic_load(&d->own);
+    info->own_sleeps = d->own_sleeps;
+    info->own_busy = d->own_busy;
+    clgc__driver_unlock(d);
+    qsort(l, n, sizeof(l[0]), clgc__long_cmp);
+    info->lateness_ns = n > 0 ? l[n / 2] : -1;
+    info->strategy =
+        clgc__driver_polls(platform) ? CLGC_WAIT_BACKOFF : CLGC_WAIT_CALLBACK;
+}

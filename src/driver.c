@@ -140,7 +140,9 @@ clgc__driver_of(const void *object)
     return i >= 0 ? i : 0;
 }
 
-int
+/* 0: its events are waited for by callback; 1: polled (learned late, or
+ * CLGC_WAIT_BACKOFF); 2: polled while it is learned. */
+static int
 clgc__driver_polls(int platform)
 {
     int s;
@@ -177,7 +179,9 @@ clgc__random(void)
     return x;
 }
 
-int
+/* Whether this wait, on a platform learned prompt, should sample it
+ * again. */
+static int
 clgc__driver_resample(int platform)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
@@ -306,7 +310,11 @@ clgc__long_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int
+/* A late platform's own clWaitForEvents: CLGC_WAIT_OWN_USED if the
+ * waits should use it, _LEARNING if a wait should sample it, _AVOIDED
+ * otherwise (also when the platform is not learned late, or the strategy
+ * is forced). */
+static int
 clgc__driver_own(int platform)
 {
     const struct clgc__driver *d = &clgc__drivers[platform];
@@ -372,4 +380,35 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     info->lateness_ns = n > 0 ? l[n / 2] : -1;
     info->strategy =
         clgc__driver_polls(platform) ? CLGC_WAIT_BACKOFF : CLGC_WAIT_CALLBACK;
+}
+
+struct clgc__plan
+clgc__driver_plan(int platform)
+{
+    int polls = clgc__driver_polls(platform);
+    int forced = atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
+                 CLGC_WAIT_LEARN;
+
+    if (polls == 0) {
+        if (forced)
+            return (struct clgc__plan){CLGC__PLAN_CALLBACK,
+                                       CLGC__BECAUSE_FORCED};
+        if (clgc__driver_resample(platform))
+            return (struct clgc__plan){CLGC__PLAN_SAMPLE,
+                                       CLGC__BECAUSE_RESAMPLED};
+        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT};
+    }
+    if (polls == 2)
+        return (struct clgc__plan){CLGC__PLAN_SAMPLE, CLGC__BECAUSE_LEARNING};
+    if (forced)
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED};
+    switch (clgc__driver_own(platform)) {
+    case CLGC_WAIT_OWN_USED:
+        return (struct clgc__plan){CLGC__PLAN_OWN, CLGC__BECAUSE_OWN_SLEEPS};
+    case CLGC_WAIT_OWN_LEARNING:
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF_THEN_OWN,
+                                   CLGC__BECAUSE_OWN_LEARNING};
+    default:
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_LATE};
+    }
 }

@@ -14,13 +14,40 @@
  * it. A key names what polled (a wait's handle, a watch's id), as its
  * callbacks' user_data does. Any thread; nothing allocates. */
 int clgc__driver_of(const void *object);
-/* 0: its events are waited for by callback; 1: polled (learned late, or
- * CLGC_WAIT_BACKOFF); 2: polled while it is learned. */
-int clgc__driver_polls(int platform);
-/* Whether this wait, on a platform learned prompt, should poll as while
- * it is learned, so that the platform is still sampled (one wait in
- * CLGC__RESAMPLE_EVERY). */
-int clgc__driver_resample(int platform);
+/* How to wait for a platform's events, and why: what a wait (wait.c)
+ * does once its poll budget is spent, and whether the watcher (watch.c)
+ * looks at a watch's events itself. */
+enum clgc__plan_kind {
+    /* Register a callback on each event and sleep until the last. */
+    CLGC__PLAN_CALLBACK,
+    /* Register the callbacks, then look on the backoff schedule, and tell
+     * the learner which came first: the waits that teach it. */
+    CLGC__PLAN_SAMPLE,
+    /* Look on the backoff schedule; the callbacks only as a backstop
+     * once the looks are far apart. */
+    CLGC__PLAN_BACKOFF,
+    /* The backoff schedule for a short while, then the driver's own
+     * clWaitForEvents, sampled for how it waits. */
+    CLGC__PLAN_BACKOFF_THEN_OWN,
+    /* The driver's own clWaitForEvents: it sleeps. */
+    CLGC__PLAN_OWN
+};
+enum clgc__plan_reason {
+    CLGC__BECAUSE_FORCED,       /* clgc_wait_set_strategy, CLGC_WAIT_STRATEGY */
+    CLGC__BECAUSE_LEARNING,     /* the platform's callbacks are learned */
+    CLGC__BECAUSE_PROMPT,       /* learned prompt */
+    CLGC__BECAUSE_RESAMPLED,    /* learned prompt; this wait samples again */
+    CLGC__BECAUSE_LATE,         /* learned late; its own wait spins */
+    CLGC__BECAUSE_OWN_LEARNING, /* learned late; its own wait is learned */
+    CLGC__BECAUSE_OWN_SLEEPS    /* learned late; its own wait sleeps */
+};
+struct clgc__plan {
+    enum clgc__plan_kind kind;
+    enum clgc__plan_reason why;
+};
+/* The plan for a wait on the platform now. A wait on a prompt platform
+ * is CLGC__PLAN_SAMPLE one time in CLGC__RESAMPLE_EVERY, at random. */
+struct clgc__plan clgc__driver_plan(int platform);
 /* How late a callback may come and still be prompt. */
 #define CLGC__LATE_NS 1000000L
 /* A sample: callbacks this late (0: one came before the poller's own look
@@ -30,11 +57,6 @@ void clgc__driver_lateness(int platform, long lateness);
 void clgc__driver_probe(int platform, uintptr_t key);
 /* key's callback came (after its poller returned, or not). */
 void clgc__driver_called(int platform, uintptr_t key);
-/* A late platform's own clWaitForEvents: CLGC_WAIT_OWN_USED if the
- * synchronous waits should use it, _LEARNING if a wait should sample it,
- * _AVOIDED otherwise (also when the platform is not learned late, or the
- * strategy is forced). */
-int clgc__driver_own(int platform);
 /* A sample: a wait in it took wall ns, busy ns of them with the thread
  * runnable (on a CPU or waiting for one). */
 void clgc__driver_own_sample(int platform, long wall, long busy);

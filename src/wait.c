@@ -462,8 +462,9 @@ clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
                           clgc__slot_fired(w) ? now - seen : CLGC__LATE_NS);
 }
 
-/* Sleep until the events are done: polls 0, register a callback on every
- * event and sleep until the last one; polls 1 or 2 (clgc__driver_polls),
+/* Sleep until the events are done: polls 0 (CLGC__PLAN_CALLBACK),
+ * register a callback on every event and sleep until the last one; polls
+ * 1 (CLGC__PLAN_BACKOFF and _BACKOFF_THEN_OWN) or 2 (CLGC__PLAN_SAMPLE),
  * poll on the backoff schedule with the callbacks as a backstop, which
  * teach the learner with polls 2. Returns the path; CLGC_WAIT_PATH_OWN if
  * it polled for own_after (> 0) and handed over to the driver's wait; or
@@ -577,7 +578,7 @@ clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
-    int platform = 0, polls = 0, own;
+    int platform = 0;
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret != CL_SUCCESS)
@@ -585,19 +586,25 @@ clgc__wait_body(void *p)
     if (!clgc__poll(a, atomic_load(&clgc__poll_ns))) {
         /* One platform: the flush refused events of two contexts. */
         platform = clgc__driver_of(a->events[0]);
-        polls = clgc__driver_polls(platform);
-        own = polls == 1 ? clgc__driver_own(platform) : CLGC_WAIT_OWN_AVOIDED;
-        if (polls == 0 && clgc__driver_resample(platform))
-            polls = 2;
-        if (own == CLGC_WAIT_OWN_USED) {
+        switch (clgc__driver_plan(platform).kind) {
+        case CLGC__PLAN_OWN:
             clgc__own_wait(a, platform, 0);
             path = CLGC_WAIT_PATH_OWN;
-        } else {
-            path = clgc__sleep_until_fired(
-                a, polls, platform,
-                own == CLGC_WAIT_OWN_LEARNING ? CLGC__OWN_AFTER_NS : 0);
+            break;
+        case CLGC__PLAN_CALLBACK:
+            path = clgc__sleep_until_fired(a, 0, platform, 0);
+            break;
+        case CLGC__PLAN_SAMPLE:
+            path = clgc__sleep_until_fired(a, 2, platform, 0);
+            break;
+        case CLGC__PLAN_BACKOFF:
+            path = clgc__sleep_until_fired(a, 1, platform, 0);
+            break;
+        case CLGC__PLAN_BACKOFF_THEN_OWN:
+            path = clgc__sleep_until_fired(a, 1, platform, CLGC__OWN_AFTER_NS);
             if (path == CLGC_WAIT_PATH_OWN)
                 clgc__own_wait(a, platform, 1);
+            break;
         }
         if (path == CLGC_WAIT_PATH_NONE) {
             CLGC__CL(clWaitForEvents)(a->n, a->events);

@@ -99,15 +99,16 @@ CLGC_EXTERN clgc_wait_path_t clgc_wait_last_path(void);
  * callbacks").
  *
  * Some drivers call back long after the command's status says complete
- * (NVIDIA's OpenCL: 10 to 20 ms), so sleeping until the callback makes a
- * millisecond kernel's wait 17 times longer. On such a driver a wait
- * polls instead, on a backoff schedule: a few microseconds of looks, then
- * futex sleeps of 10 us growing with the time waited (an eighth of it) up
- * to 1 ms, each ended at once by the callback, which stays registered as
- * a backstop; the watcher looks at the pending notifications of such a
- * platform on the same kind of schedule. clgc learns per platform which
+ * (NVIDIA's OpenCL), so sleeping until the callback makes a short
+ * kernel's wait many times longer. On such a driver a wait polls instead,
+ * on a backoff schedule: a moment of looks, then sleeps that grow with
+ * the time waited, so that a look comes at most a small fraction of the
+ * wait late, each ended at once by the callback, which stays registered
+ * as a backstop; the watcher looks at the pending notifications of such
+ * a platform on the same kind of schedule. clgc learns per platform which
  * kind of driver it has, from the waits and looks that poll while it does
- * not know yet (clgc_wait_driver_info). */
+ * not know yet (clgc_wait_driver_info). The schedule's figures are
+ * docs/wait.md's. */
 typedef enum clgc_wait_strategy {
     /* Per platform: poll while learning and where callbacks were learned
      * late; sleep until the callback where they were learned prompt
@@ -128,27 +129,27 @@ typedef enum clgc_wait_strategy {
 CLGC_EXTERN int clgc_wait_set_strategy(clgc_wait_strategy_t strategy);
 
 /* What clgc learned of a platform's completion callbacks. A prompt
- * platform is sampled again by one wait in 16, and turns late when 3 of
- * its last 8 samples were; a late platform stays late (until
- * clgc_wait_set_strategy(CLGC_WAIT_LEARN)). */
+ * platform is sampled again now and then, at random, and turns late when
+ * enough of its recent samples were; a late platform stays late (until
+ * clgc_wait_set_strategy(CLGC_WAIT_LEARN)). How many samples decide, and
+ * how late is late: docs/wait.md. */
 typedef enum clgc_wait_driver {
-    CLGC_WAIT_DRIVER_LEARNING, /* fewer than 8 samples yet */
-    CLGC_WAIT_DRIVER_PROMPT,   /* most of the first 8 came within 1 ms */
-    CLGC_WAIT_DRIVER_LATE      /* most came 1 ms or more after the status,
-                                  or 3 of 8 later ones did */
+    CLGC_WAIT_DRIVER_LEARNING, /* too few samples yet */
+    CLGC_WAIT_DRIVER_PROMPT,   /* most of the first samples were prompt */
+    CLGC_WAIT_DRIVER_LATE      /* most were late, or enough later ones */
 } clgc_wait_driver_t;
 
 /* What clgc learned of a late platform's own clWaitForEvents. Where it
  * sleeps, a synchronous wait is better off in it (inside the safe region)
  * than polling, whose looks take CPU from the driver's threads; where it
  * busy-waits (NVIDIA's), the backoff schedule costs a fraction of its
- * CPU. While it is learned, a wait on a late platform that has polled for
- * 100 us hands the rest of the wait to clWaitForEvents and measures it:
- * 400 us or more of it with the thread runnable (on a CPU, or waiting for
- * one on a loaded machine) under an eighth of that is a sample that it
- * sleeps; runnable a quarter or more, that it busy-waits.
- * 4 such samples decide; 32 sampled waits without them leave it avoided.
- * (clgc takes a driver's wait that sleeps to wake when the command is
+ * CPU. While it is learned, a wait on a late platform that has polled
+ * for a while hands the rest of the wait to clWaitForEvents and measures
+ * it: a long enough wait with the thread rarely runnable (on a CPU, or
+ * waiting for one on a loaded machine) is a sample that it sleeps, one
+ * runnable much of the time that it busy-waits. A few samples decide;
+ * sampled waits that give none leave it avoided (docs/wait.md). (clgc
+ * takes a driver's wait that sleeps to wake when the command is
  * done, as PoCL's does; one that slept until its late callbacks would be
  * used all the same: CLGC_WAIT_STRATEGY=backoff keeps to polling.) */
 typedef enum clgc_wait_own {
@@ -164,7 +165,7 @@ typedef struct clgc_wait_driver_info {
      * CLGC_WAIT_OWN_USED the synchronous waits use the driver's wait). */
     clgc_wait_strategy_t strategy;
     unsigned prompt, late; /* samples of each kind so far */
-    /* The median lateness of the last 8 samples, in ns: how long after a
+    /* The median lateness of the last samples, in ns: how long after a
      * poll saw the command complete its callback came (0 for a callback
      * that came first; for one that had not come when the next poll
      * looked, the time until then). -1 without samples. */

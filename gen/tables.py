@@ -9,8 +9,8 @@ generate.py read these tables and never test a command's name themselves.
 HANDWRITTEN = {
     "clGetExtensionFunctionAddress": "returns clgc_<name> for registry commands",
     "clGetExtensionFunctionAddressForPlatform": "returns clgc_<name> for registry commands",
-    "clSetEventCallback": "watches its callbacks for failures PoCL never calls back for (src/callback.c)",
-    "clSetUserEventStatus": "a failure set through clgc wakes the waits and the watcher (src/wait.c)",
+    "clSetEventCallback": "watches its callbacks for failures PoCL never calls back for (src/handwritten.c, src/callback.c)",
+    "clSetUserEventStatus": "a failure set through clgc wakes the waits and the watcher (src/handwritten.c)",
 }
 
 # Commands that may block the calling thread for longer than a lock round

@@ -287,15 +287,7 @@ clgc__event_watch_fire(struct clgc__watch *w, cl_event event, cl_int status)
     clgc__callback_fire(cb, &v);
 }
 
-struct clgc__set_event_callback {
-    cl_event event;
-    cl_int type;
-    void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
-    void *data;
-    cl_int ret;
-};
-
-static void *
+void *
 clgc__set_event_callback(void *p)
 {
     struct clgc__set_event_callback *a = p;
@@ -324,22 +316,4 @@ clgc__set_event_callback(void *p)
         free(e);
     clgc__callback_registered(cb, fires, NULL);
     return NULL;
-}
-
-cl_int CL_API_CALL
-clgc_clSetEventCallback(
-    cl_event event, cl_int command_exec_callback_type,
-    void(CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status,
-                                  void *user_data),
-    void *user_data)
-{
-    struct clgc__set_event_callback a = {event, command_exec_callback_type,
-                                         pfn_notify, user_data, CL_SUCCESS};
-
-    if (!clgc__object_ok(event))
-        return CL_INVALID_EVENT;
-    /* In a region, as every wrapper: PoCL calls back inline for an event
-     * that is complete, and the callback re-enters the runtime. */
-    clgc_call_safe(clgc__set_event_callback, &a);
-    return a.ret;
 }

@@ -380,6 +380,20 @@ int clgc__events_done(cl_uint n, const cl_event *events);
  * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if one failed. */
 cl_int clgc__events_outcome(cl_uint n, const cl_event *events);
 
+/* For the hand-written wrappers (handwritten.c). Wake every sleeping wait
+ * to look at its events (wait.c): a failure was set through clgc. */
+void clgc__wait_kick(void);
+/* clSetEventCallback's body, inside the wrapper's region (callback.c):
+ * the callback watched for failures the driver never calls back for. */
+struct clgc__set_event_callback {
+    cl_event event;
+    cl_int type;
+    void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+    void *data;
+    cl_int ret;
+};
+void *clgc__set_event_callback(void *p);
+
 /* The watcher (watch.c): an event callback that is sure to come, even where
  * PoCL never calls back (a user event set to an error, and the commands
  * that depend on it). A watch is delivered exactly once, by

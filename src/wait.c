@@ -271,7 +271,7 @@ clgc__slot_give_back(struct clgc__wait_slot *w, uint32_t gen)
 /* Wake every sleeping wait to look at its events: a failure was set
  * through clgc, and PoCL will not call back for it. Rare; a look at a
  * slot that has no waiter, or whose events are not done, is harmless. */
-static void
+void
 clgc__wait_kick(void)
 {
     for (unsigned i = 0; i < CLGC__WAIT_SLOTS; i++)
@@ -651,42 +651,5 @@ clgc_wait_for_events(cl_uint num_events, const cl_event *event_list)
         clgc_call_safe(clgc__wait_body, &a);
     }
     clgc__hand_errors();
-    return a.ret;
-}
-
-/* clSetUserEventStatus, written by hand (gen/tables.py, HANDWRITTEN): PoCL
- * never calls back for a user event set to an error, so a failure set
- * through clgc wakes the waits and the watcher to look at once. A failure
- * set with the raw call is seen later: by a wait's own looks, and by the
- * watcher's slow scan (docs/wait.md). */
-struct clgc__user_status {
-    cl_event event;
-    cl_int status;
-    cl_int ret;
-};
-
-static void *
-clgc__set_user_status(void *p)
-{
-    struct clgc__user_status *a = p;
-
-    a->ret = CLGC__CL(clSetUserEventStatus)(a->event, a->status);
-    return NULL;
-}
-
-cl_int CL_API_CALL
-clgc_clSetUserEventStatus(cl_event event, cl_int execution_status)
-{
-    struct clgc__user_status a = {event, execution_status, CL_SUCCESS};
-
-    if (!clgc__object_ok(event))
-        return CL_INVALID_EVENT;
-    /* In a region: PoCL runs the event's callbacks inline, and may block
-     * (PoCL issue 1177). */
-    clgc_call_safe(clgc__set_user_status, &a);
-    if (a.ret == CL_SUCCESS && execution_status < 0) {
-        clgc__wait_kick();
-        clgc__watch_kick();
-    }
     return a.ret;
 }

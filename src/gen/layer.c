@@ -8210,7 +8210,7 @@ clgc__l_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device, 
 
 #endif
 #if defined(CL_VERSION_1_1)
-/* clSetEventCallback: clgc_clSetEventCallback (watches its callbacks for failures PoCL never calls back for (src/callback.c)) */
+/* clSetEventCallback: clgc_clSetEventCallback (watches its callbacks for failures PoCL never calls back for (src/handwritten.c, src/callback.c)) */
 static cl_int CL_API_CALL
 clgc__l_clSetEventCallback(cl_event event, cl_int command_exec_callback_type, void (CL_CALLBACK *pfn_notify)(cl_event event, cl_int event_command_status, void *user_data), void *user_data)
 {
@@ -8603,7 +8603,7 @@ clgc__l_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, 
 
 #endif
 #if defined(CL_VERSION_1_1)
-/* clSetUserEventStatus: clgc_clSetUserEventStatus (a failure set through clgc wakes the waits and the watcher (src/wait.c)) */
+/* clSetUserEventStatus: clgc_clSetUserEventStatus (a failure set through clgc wakes the waits and the watcher (src/handwritten.c)) */
 static cl_int CL_API_CALL
 clgc__l_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {

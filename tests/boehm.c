@@ -242,3 +242,13 @@ boehm_add_pocl(Suite *s, const char *name, const TTest *test, int timeout,
     else
         boehm_add(s, name, test, timeout);
 }
+
+void
+boehm_add_premised(Suite *s, const char *name, const TTest *test, int timeout,
+                   enum test_premise premise, const char *why)
+{
+    if (test_driver_does(premise))
+        boehm_add(s, name, test, timeout);
+    else
+        test_add_premised(NULL, test, test->name, premise, why); /* says so */
+}

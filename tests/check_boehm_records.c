@@ -742,8 +742,11 @@ clgc_make_boehm_records_suite(void)
               test_data_deferred_build_notify_is_kept, 300);
     boehm_add(s, "data without record hooks",
               test_data_without_record_hooks_is_reclaimed, 120);
-    boehm_add(s, "records active, freed anywhere",
-              test_records_are_allocated_active_and_freed_anywhere, 300);
+    boehm_add_premised(s, "records active, freed anywhere",
+                       test_records_are_allocated_active_and_freed_anywhere,
+                       300, TEST_DRIVER_THREADS,
+                       "it flushes a kernel behind a user event it sets "
+                       "afterwards, on the same thread");
     boehm_add(s, "records of unknown thread",
               test_records_of_unknown_thread_are_malloced, 120);
     return s;

@@ -511,8 +511,12 @@ clgc_make_boehm_threads_suite(void)
     boehm_add_pocl(s, "pocl callback thread",
                    test_pocl_callback_thread_is_registered_once, 300,
                    "PoCL calls one event's callbacks on one thread");
-    boehm_add(s, "closure on pocl thread",
-              test_closure_on_pocl_thread_is_active, 300);
+    boehm_add_premised(s, "closure on pocl thread",
+                       test_closure_on_pocl_thread_is_active, 300,
+                       TEST_DRIVER_THREADS,
+                       "it flushes a kernel behind a user event it sets "
+                       "afterwards, and wants the callbacks on the "
+                       "driver's thread");
     boehm_add(s, "plain thread exit", test_plain_thread_is_unregistered_at_exit,
               60);
     boehm_add(s, "attach", test_attach_registers_only_unknown_threads, 60);

@@ -44,7 +44,7 @@ vector_add(const int *a, const int *b, int *c, int n)
     cl_kernel kernel;
     cl_mem ab, bb, cb;
     size_t global = (size_t)n, bytes = (size_t)n * sizeof(int);
-    char name[256];
+    char name[256], version[64] = "";
     cl_int err;
 
     clGetPlatformIDs(16, platforms, &count);
@@ -58,7 +58,13 @@ vector_add(const int *a, const int *b, int *c, int n)
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL) != 0)
         return -1;
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
+    /* An OpenCL 1.x device's driver may lack the 2.0 call. */
+    clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1, version,
+                    NULL);
+    if (strncmp(version, "OpenCL 1.", 9) == 0)
+        queue = clCreateCommandQueue(context, device, 0, &err);
+    else
+        queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
     program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
     err = clBuildProgram(program, 1, &device, "", NULL, NULL);
     kernel = clCreateKernel(program, "add", &err);
@@ -127,9 +133,9 @@ main(void)
     printf("clEnqueueNDRangeKernel is %s\n", EXPANDED(clEnqueueNDRangeKernel));
     bad |= strcmp(EXPANDED(clEnqueueNDRangeKernel),
                   "clgc_clEnqueueNDRangeKernel") != 0;
-    /* 22 calls, and clGetPlatformInfo once per platform up to PoCL. */
+    /* 23 calls, and clGetPlatformInfo once per platform up to PoCL. */
     printf("safe regions: %lu\n", regions);
-    bad |= regions < 23;
+    bad |= regions < 24;
 
     /* What a binding generator reads instead of C headers
      * (clgc/commands.h): every command, how each value is passed, which

@@ -44,6 +44,21 @@ pocl_device(void)
     return NULL;
 }
 
+/* An in-order queue: clCreateCommandQueue on an OpenCL 1.x device
+ * (Oclgrind), whose driver may lack the 2.0 call, else
+ * clCreateCommandQueueWithProperties. */
+static inline cl_command_queue
+pocl_queue(cl_context context, cl_device_id device, cl_int *err)
+{
+    char version[64] = "";
+
+    if (clgc_clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1,
+                             version, NULL) == CL_SUCCESS &&
+        strncmp(version, "OpenCL 1.", 9) == 0)
+        return clgc_clCreateCommandQueue(context, device, 0, err);
+    return clgc_clCreateCommandQueueWithProperties(context, device, NULL, err);
+}
+
 /* Fill *p, building src (NULL: no program). Returns 0, or -1 with a
  * message and nothing left to release. */
 static inline int
@@ -57,8 +72,7 @@ pocl_open(struct pocl *p, const char *src)
         return -1;
     p->context = clgc_clCreateContext(NULL, 1, &p->device, NULL, NULL, &err);
     if (err == CL_SUCCESS)
-        p->queue = clgc_clCreateCommandQueueWithProperties(
-            p->context, p->device, NULL, &err);
+        p->queue = pocl_queue(p->context, p->device, &err);
     if (err == CL_SUCCESS && src != NULL)
         p->program =
             clgc_clCreateProgramWithSource(p->context, 1, &src, NULL, &err);

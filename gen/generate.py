@@ -604,8 +604,10 @@ def _guarded_list(reg, commands, lines):
 
 
 def commands_c(reg):
-    out = ["#include <stddef.h>", "", "#include <CL/cl_icd.h>", "",
-           '#include "internal.h"', '#include "gen/commands.h"', ""]
+    """The public command table, with a pointer to each command's wrapper:
+    included by src/command.c, whose look-ups and extension-address
+    wrappers (in the table too) make one object with it."""
+    out = []
     for c in reg.sorted:
         if not c.params:
             continue
@@ -625,16 +627,24 @@ def commands_c(reg):
             c.name, c.result, c.result_ctype, len(c.params), params),
             "     %s, \"%s\"," % (" | ".join(flags) or "0", c.origin),
             "     (clgc_function_t)clgc_%s}," % c.name]
-    out += ["};", "",
-            "/* How each extension wrapper finds its platform"
-            " (clgc__extension() in",
-            " * src/platform.c): the function's name, the error for a NULL"
-            " or unknown",
-            " * object (0: NULL is allowed), and whether the object must"
-            " belong to a",
-            " * known platform (0: it is only a hint). */",
-            "const struct clgc__extension clgc__extensions[CLGC__N_EXTENSION]"
-            " = {"]
+    out += ["};"]
+    return "\n".join(out) + "\n"
+
+
+def entries_c(reg):
+    """What the wrappers and src/platform.c read to reach a platform's
+    functions: data only, below both."""
+    out = ["#include <stddef.h>", "", "#include <CL/cl_icd.h>", "",
+           '#include "internal.h"', '#include "gen/commands.h"', "",
+           "/* How each extension wrapper finds its platform"
+           " (clgc__extension() in",
+           " * src/platform.c): the function's name, the error for a NULL"
+           " or unknown",
+           " * object (0: NULL is allowed), and whether the object must"
+           " belong to a",
+           " * known platform (0: it is only a hint). */",
+           "const struct clgc__extension clgc__extensions[CLGC__N_EXTENSION]"
+           " = {"]
     for c in reg.resolved:
         _, err, icd = c.dispatch_object() or (None, "0", False)
         out.append('    {"%s", %s, %d},' % (c.name, err, int(icd)))
@@ -749,6 +759,7 @@ OUTPUTS = {
     "include/clgc/dropin.h": dropin_h,
     "src/gen/commands.h": commands_h,
     "src/gen/commands.c": commands_c,
+    "src/gen/entries.c": entries_c,
     "src/gen/wrappers.c": wrappers_c,
     "src/gen/layer.c": layer_c,
     "tests/gen/signatures.h": signatures_h,

@@ -140,28 +140,6 @@ clgc__driver_of(const void *object)
     return i >= 0 ? i : 0;
 }
 
-/* 0: its events are waited for by callback; 1: polled (learned late, or
- * CLGC_WAIT_BACKOFF); 2: polled while it is learned. */
-static int
-clgc__driver_polls(int platform)
-{
-    int s;
-
-    pthread_once(&clgc__strategy_once, clgc__strategy_init);
-    s = atomic_load_explicit(&clgc__strategy, memory_order_relaxed);
-    if (CLGC_LIKELY(s == CLGC_WAIT_LEARN))
-        switch (atomic_load_explicit(&clgc__drivers[platform].learned,
-                                     memory_order_relaxed)) {
-        case CLGC_WAIT_DRIVER_PROMPT:
-            return 0;
-        case CLGC_WAIT_DRIVER_LATE:
-            return 1;
-        default:
-            return 2;
-        }
-    return s == CLGC_WAIT_BACKOFF;
-}
-
 /* xorshift32, a generator per thread, seeded from the clock and the
  * thread's own address: cheap, and no two threads in step. */
 static uint32_t
@@ -269,11 +247,10 @@ clgc__driver_probe(int platform, uintptr_t key)
         d->probe_ns = now;
         /* Its callback may have come between the look and this store, and
          * found no probe: then it was prompt, and the probe must not stay
-         * to be counted late by the next look (when the waits left probes
-         * too, such stale ones made 41 late samples of PoCL 5 on 16 cores,
-         * a prompt platform, some "late" by a second). The callback stores its
-         * key before it looks for the probe, the probe is stored before this
-         * looks for the key: one of the two sees the other. */
+         * to be counted late by the next look (stale probes made a prompt
+         * PoCL late, some samples "late" by a second). The callback stores
+         * its key before it looks for the probe, the probe is stored before
+         * this looks for the key: one of the two sees the other. */
         if (__atomic_load_n(&d->called, __ATOMIC_SEQ_CST) == key) {
             clgc__driver_sample(d, 0);
             __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
@@ -365,6 +342,7 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     struct clgc__driver *d = &clgc__drivers[platform];
     long l[CLGC__LEARN_SAMPLES];
     unsigned n;
+    struct clgc__plan plan;
 
     clgc__driver_lock(d);
     n = d->nlateness < CLGC__LEARN_SAMPLES ? d->nlateness : CLGC__LEARN_SAMPLES;
@@ -378,30 +356,37 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     clgc__driver_unlock(d);
     qsort(l, n, sizeof(l[0]), clgc__long_cmp);
     info->lateness_ns = n > 0 ? l[n / 2] : -1;
+    plan = clgc__driver_plan(platform);
     info->strategy =
-        clgc__driver_polls(platform) ? CLGC_WAIT_BACKOFF : CLGC_WAIT_CALLBACK;
+        plan.kind == CLGC__PLAN_CALLBACK || plan.why == CLGC__BECAUSE_RESAMPLED
+            ? CLGC_WAIT_CALLBACK
+            : CLGC_WAIT_BACKOFF;
 }
 
 struct clgc__plan
 clgc__driver_plan(int platform)
 {
-    int polls = clgc__driver_polls(platform);
-    int forced = atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
-                 CLGC_WAIT_LEARN;
-
-    if (polls == 0) {
-        if (forced)
-            return (struct clgc__plan){CLGC__PLAN_CALLBACK,
-                                       CLGC__BECAUSE_FORCED};
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    switch (atomic_load_explicit(&clgc__strategy, memory_order_relaxed)) {
+    case CLGC_WAIT_CALLBACK:
+        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_FORCED};
+    case CLGC_WAIT_BACKOFF:
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED};
+    default:
+        break;
+    }
+    switch (atomic_load_explicit(&clgc__drivers[platform].learned,
+                                 memory_order_relaxed)) {
+    case CLGC_WAIT_DRIVER_PROMPT:
         if (clgc__driver_resample(platform))
             return (struct clgc__plan){CLGC__PLAN_SAMPLE,
                                        CLGC__BECAUSE_RESAMPLED};
         return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT};
-    }
-    if (polls == 2)
+    case CLGC_WAIT_DRIVER_LATE:
+        break;
+    default:
         return (struct clgc__plan){CLGC__PLAN_SAMPLE, CLGC__BECAUSE_LEARNING};
-    if (forced)
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED};
+    }
     switch (clgc__driver_own(platform)) {
     case CLGC_WAIT_OWN_USED:
         return (struct clgc__plan){CLGC__PLAN_OWN, CLGC__BECAUSE_OWN_SLEEPS};

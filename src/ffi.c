@@ -1,4 +1,5 @@
-/* Closures and generic calls (include/clgc/ffi.h), on libffi.
+/* Closures (include/clgc/ffi.h), on libffi, and the ctypes' libffi
+ * types that the generic calls (call.c) share (ctypes.h).
  *
  * A closure is a libffi closure whose function, clgc__closure_entry, runs
  * the user's handler through clgc_call_active. Its record counts the calls
@@ -6,11 +7,7 @@
  * pushes a frame on a per-thread stack, so that a handler freeing its own
  * closure is recognised, its own call is not waited for, and the call
  * touches nothing of the closure after the handler returns.
- *
- * A generic call calls the command's wrapper with a libffi call
- * description made from the command's metadata: the registry's commands'
- * descriptions are prepared once, together, on the first generic call;
- * any other command's is built on the stack for each call. */
+ */
 
 #include <ffi.h>
 #include <pthread.h>
@@ -19,8 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gen/commands.h"
-#include "internal.h"
+#include "ctypes.h"
 
 /* The signature letters, in clgc_ctype_t order: a letter's index is its
  * ctype. */
@@ -37,32 +33,19 @@ static const char clgc__letters[] = "vcCsSiIlLjzfdpF";
 #define CLGC__FFI_SIZE ffi_type_uint32
 #endif
 
-/* libffi's type for each ctype, in clgc_ctype_t order. */
-static ffi_type *const clgc__ffi_types[] = {
+ffi_type *const clgc__ffi_types[CLGC__N_CTYPES] = {
     &ffi_type_void,   &ffi_type_sint8,   &ffi_type_uint8,  &ffi_type_sint16,
     &ffi_type_uint16, &ffi_type_sint32,  &ffi_type_uint32, &ffi_type_sint64,
     &ffi_type_uint64, &CLGC__FFI_INTPTR, &CLGC__FFI_SIZE,  &ffi_type_float,
     &ffi_type_double, &ffi_type_pointer, &ffi_type_pointer};
 
-#define CLGC__N_CTYPES (sizeof(clgc__ffi_types) / sizeof(clgc__ffi_types[0]))
-
-/* Whether t is a ctype a value may have (every ctype but VOID). */
-static int
+int
 clgc__value_ctype(clgc_ctype_t t)
 {
     return t > CLGC_CTYPE_VOID && (size_t)t < CLGC__N_CTYPES;
 }
 
-/* A value of ctype t as libffi returns it: integers narrower than ffi_arg
- * widened to a whole ffi_arg, other types as they are. */
-union clgc__ffi_result {
-    ffi_arg word;
-    clgc_value_t value;
-};
-
-/* From what libffi stores for a call's result to the clgc_value_t member
- * of type t. */
-static void
+void
 clgc__result_narrow(clgc_ctype_t t, const union clgc__ffi_result *r,
                     clgc_value_t *v)
 {
@@ -344,127 +327,4 @@ clgc_closure_free(clgc_closure_t *closure)
     ffi_closure_free(closure->ffi);
     free(closure);
     return CLGC_OK;
-}
-
-/* ------------------------------------------------------------------------
- * Generic calls */
-
-/* Describe a call of command to libffi, with types[] room for its
- * parameters' types. Returns CLGC_EINVAL for a command clgc cannot call:
- * an invalid ctype, or one libffi refuses. */
-static int
-clgc__command_prep(const clgc_command_t *command, ffi_cif *cif,
-                   ffi_type **types)
-{
-    clgc_ctype_t rt = command->result_ctype;
-
-    if (rt != CLGC_CTYPE_VOID && !clgc__value_ctype(rt))
-        return CLGC_EINVAL;
-    for (unsigned i = 0; i < command->nparams; i++) {
-        if (!clgc__value_ctype(command->params[i].ctype))
-            return CLGC_EINVAL;
-        types[i] = clgc__ffi_types[command->params[i].ctype];
-    }
-    if (ffi_prep_cif(cif, FFI_DEFAULT_ABI, command->nparams,
-                     clgc__ffi_types[rt], types) != FFI_OK)
-        return CLGC_EINVAL;
-    return CLGC_OK;
-}
-
-/* The registry's commands' call descriptions. Preparing one classifies
- * every argument, which costs about as much as the call itself: doing it
- * once makes a generic call about 40% cheaper. One allocation for the
- * life of the process; without it every call prepares its own. */
-struct clgc__cifs {
-    ffi_cif cif[CLGC__N_COMMANDS];
-    unsigned char ok[CLGC__N_COMMANDS];
-    ffi_type *types[]; /* every command's parameters, one after another */
-};
-
-static struct clgc__cifs *clgc__cifs;
-static pthread_once_t clgc__cifs_once = PTHREAD_ONCE_INIT;
-
-static void
-clgc__cifs_prepare(void)
-{
-    struct clgc__cifs *c;
-    size_t n = 0;
-
-    for (size_t i = 0; i < CLGC__N_COMMANDS; i++)
-        n += clgc__commands[i].nparams;
-    c = malloc(sizeof(*c) + n * sizeof(ffi_type *));
-    if (c == NULL)
-        return;
-    n = 0;
-    for (size_t i = 0; i < CLGC__N_COMMANDS; i++) {
-        c->ok[i] = clgc__command_prep(&clgc__commands[i], &c->cif[i],
-                                      &c->types[n]) == CLGC_OK;
-        n += clgc__commands[i].nparams;
-    }
-    clgc__cifs = c;
-}
-
-/* The prepared description of command, if it is one of the registry's;
- * else NULL. */
-static ffi_cif *
-clgc__command_cif(const clgc_command_t *command)
-{
-    uintptr_t at = (uintptr_t)command, first = (uintptr_t)clgc__commands;
-    size_t i;
-
-    if (at < first || at >= (uintptr_t)(clgc__commands + CLGC__N_COMMANDS))
-        return NULL;
-    i = (at - first) / sizeof(*command);
-    pthread_once(&clgc__cifs_once, clgc__cifs_prepare);
-    return clgc__cifs != NULL && clgc__cifs->ok[i] ? &clgc__cifs->cif[i] : NULL;
-}
-
-int
-clgc_command_call(const clgc_command_t *command, unsigned nargs,
-                  const clgc_arg_t *args, clgc_value_t *result)
-{
-    ffi_type *types[CLGC_CLOSURE_MAX_ARGS];
-    void *values[CLGC_CLOSURE_MAX_ARGS];
-    union clgc__ffi_result r;
-    ffi_cif own, *cif;
-    int err;
-
-    if (command == NULL || result == NULL || (args == NULL && nargs > 0) ||
-        command->wrapper == NULL || command->nparams > CLGC_CLOSURE_MAX_ARGS ||
-        (command->nparams > 0 && command->params == NULL))
-        return CLGC_EINVAL;
-    cif = clgc__command_cif(command);
-    if (cif == NULL) {
-        err = clgc__command_prep(command, &own, types);
-        if (err != CLGC_OK)
-            return err;
-        cif = &own;
-    }
-    if (nargs != command->nparams)
-        return CLGC_EARITY;
-    for (unsigned i = 0; i < nargs; i++) {
-        if (args[i].ctype != command->params[i].ctype)
-            return CLGC_ETYPE;
-        /* Every member of the union starts at its first byte. libffi
-         * only reads through these. */
-        values[i] = (void *)&args[i].value;
-    }
-    ffi_call(cif, command->wrapper, &r, values);
-    if (command->result_ctype != CLGC_CTYPE_VOID)
-        clgc__result_narrow(command->result_ctype, &r, result);
-    return CLGC_OK;
-}
-
-int
-clgc_command_call_by_name(const char *name, unsigned nargs,
-                          const clgc_arg_t *args, clgc_value_t *result)
-{
-    const clgc_command_t *command;
-
-    if (name == NULL)
-        return CLGC_EINVAL;
-    command = clgc_command_find(name);
-    if (command == NULL)
-        return CLGC_ENOCOMMAND;
-    return clgc_command_call(command, nargs, args, result);
 }

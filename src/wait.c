@@ -49,9 +49,9 @@
 #include "next.h"
 
 /* No polling by default: on PoCL's CPU device the callback path alone
- * already waits less than clWaitForEvents, at no more CPU; polling 50 us
- * cuts small-kernel latency further but costs the waiter 1.3x to 1.7x the
- * raw wait's CPU (clgc-bench wait, docs/wait.md). */
+ * already waits less than clWaitForEvents, at no more CPU; polling cuts
+ * small-kernel latency further but costs the waiter more CPU than the raw
+ * wait (clgc-bench wait: docs/wait.md, docs/performance.md). */
 #define CLGC__DEFAULT_POLL_NS 0L
 
 static atomic_int clgc__wait_mode = CLGC_WAIT_COOPERATIVE;
@@ -304,10 +304,11 @@ clgc__slot_fired(const struct clgc__wait_slot *w)
 /* Sleep until the last callback has fired, or the events are all done
  * without it. The waiter looks at the events itself whenever it is woken
  * without the last callback (a failure set through clgc wakes it), and
- * after 100 ms, then at doubling intervals up to 1.6 s: a wait wakes a
- * handful of times at most (each wakeup cost a 100 ms wait as much CPU as
- * the raw wait's whole spend, with 10 ms), and a failure PoCL does not
- * call back for is seen within 100 ms or the time waited so far. */
+ * after CLGC__RECHECK_NS, then at doubling intervals up to
+ * CLGC__RECHECK_MAX_NS: a wait wakes a handful of times at most (a wakeup
+ * costs about what the raw wait spends in all), and a failure PoCL does
+ * not call back for is seen within CLGC__RECHECK_NS or the time waited so
+ * far. */
 static void
 clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
             const cl_event *events)
@@ -462,18 +463,18 @@ clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
                           clgc__slot_fired(w) ? now - seen : CLGC__LATE_NS);
 }
 
-/* Sleep until the events are done: polls 0 (CLGC__PLAN_CALLBACK),
- * register a callback on every event and sleep until the last one; polls
- * 1 (CLGC__PLAN_BACKOFF and _BACKOFF_THEN_OWN) or 2 (CLGC__PLAN_SAMPLE),
- * poll on the backoff schedule with the callbacks as a backstop, which
- * teach the learner with polls 2. Returns the path; CLGC_WAIT_PATH_OWN if
- * it polled for own_after (> 0) and handed over to the driver's wait; or
- * CLGC_WAIT_PATH_NONE if there was no slot, or if some event refused the
- * callback the sleep needed: the caller then falls back to the driver's
- * wait. */
+/* Sleep until the events are done, as the plan says (driver.h):
+ * CLGC__PLAN_CALLBACK registers a callback on every event and sleeps
+ * until the last one; the others poll on the backoff schedule with the
+ * callbacks as a backstop, registered first when the wait samples
+ * (CLGC__PLAN_SAMPLE teaches the learner), and CLGC__PLAN_BACKOFF_THEN_OWN
+ * polls for CLGC__OWN_AFTER_NS only. Returns the path; CLGC_WAIT_PATH_OWN
+ * if it handed over to the driver's wait; or CLGC_WAIT_PATH_NONE if there
+ * was no slot, or if some event refused the callback the sleep needed:
+ * the caller then falls back to the driver's wait. */
 static clgc_wait_path_t
-clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
-                        long own_after)
+clgc__sleep_until_fired(struct clgc__wait_args *a, enum clgc__plan_kind plan,
+                        int platform)
 {
     clgc_wait_path_t path = CLGC_WAIT_PATH_CALLBACK;
     struct clgc__wait_slot *w = clgc__slot_take();
@@ -491,24 +492,26 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
                                          CLGC__HANDLE_SHIFT);
     __atomic_store_n(&w->state, ((uint64_t)b.gen << 32) | ((uint64_t)a->n + 1),
                      __ATOMIC_RELEASE);
-    if (polls != 1) {
+    if (plan == CLGC__PLAN_CALLBACK || plan == CLGC__PLAN_SAMPLE) {
         b.registered = 1;
         /* If the waiter's share is the last, every callback has fired. */
         if (clgc__wait_register(w, b.gen, b.handle, a->n, a->events, &refused))
             goto out;
     }
-    if (polls == 0) {
+    if (plan == CLGC__PLAN_CALLBACK) {
         if (!refused)
             clgc__sleep(w, seq, a->n, a->events);
     } else {
-        switch (clgc__sleep_backoff(w, seq, a, &b, own_after)) {
+        switch (clgc__sleep_backoff(
+            w, seq, a, &b,
+            plan == CLGC__PLAN_BACKOFF_THEN_OWN ? CLGC__OWN_AFTER_NS : 0)) {
         case CLGC__BY_LOOK:
             path = CLGC_WAIT_PATH_BACKOFF;
-            if (polls == 2 && !refused)
+            if (plan == CLGC__PLAN_SAMPLE && !refused)
                 clgc__measure(w, platform, a->n, a->events);
             break;
         case CLGC__BY_CALLBACK:
-            if (polls == 2)
+            if (plan == CLGC__PLAN_SAMPLE)
                 clgc__driver_lateness(platform, 0);
             break;
         case CLGC__HANDED_OVER:
@@ -518,7 +521,7 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int polls, int platform,
     }
 out:
     clgc__slot_give_back(w, b.gen);
-    return polls == 0 && refused ? CLGC_WAIT_PATH_NONE : path;
+    return plan == CLGC__PLAN_CALLBACK && refused ? CLGC_WAIT_PATH_NONE : path;
 }
 
 /* The rest of the wait in the driver's clWaitForEvents, a sample of it
@@ -578,6 +581,7 @@ clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
+    enum clgc__plan_kind plan;
     int platform = 0;
 
     a->ret = clgc__events_flush(a->n, a->events);
@@ -586,25 +590,14 @@ clgc__wait_body(void *p)
     if (!clgc__poll(a, atomic_load(&clgc__poll_ns))) {
         /* One platform: the flush refused events of two contexts. */
         platform = clgc__driver_of(a->events[0]);
-        switch (clgc__driver_plan(platform).kind) {
-        case CLGC__PLAN_OWN:
+        plan = clgc__driver_plan(platform).kind;
+        if (plan == CLGC__PLAN_OWN) {
             clgc__own_wait(a, platform, 0);
             path = CLGC_WAIT_PATH_OWN;
-            break;
-        case CLGC__PLAN_CALLBACK:
-            path = clgc__sleep_until_fired(a, 0, platform, 0);
-            break;
-        case CLGC__PLAN_SAMPLE:
-            path = clgc__sleep_until_fired(a, 2, platform, 0);
-            break;
-        case CLGC__PLAN_BACKOFF:
-            path = clgc__sleep_until_fired(a, 1, platform, 0);
-            break;
-        case CLGC__PLAN_BACKOFF_THEN_OWN:
-            path = clgc__sleep_until_fired(a, 1, platform, CLGC__OWN_AFTER_NS);
+        } else {
+            path = clgc__sleep_until_fired(a, plan, platform);
             if (path == CLGC_WAIT_PATH_OWN)
                 clgc__own_wait(a, platform, 1);
-            break;
         }
         if (path == CLGC_WAIT_PATH_NONE) {
             CLGC__CL(clWaitForEvents)(a->n, a->events);

@@ -1,0 +1,132 @@
+/* Generic calls (include/clgc/ffi.h): a call of a command's wrapper with
+ * a libffi call description made from the command's metadata. The
+ * registry's commands' descriptions are prepared once, together, on the
+ * first generic call; any other command's is built on the stack for each
+ * call. */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ctypes.h"
+#include "gen/commands.h"
+
+/* Describe a call of command to libffi, with types[] room for its
+ * parameters' types. Returns CLGC_EINVAL for a command clgc cannot call:
+ * an invalid ctype, or one libffi refuses. */
+static int
+clgc__command_prep(const clgc_command_t *command, ffi_cif *cif,
+                   ffi_type **types)
+{
+    clgc_ctype_t rt = command->result_ctype;
+
+    if (rt != CLGC_CTYPE_VOID && !clgc__value_ctype(rt))
+        return CLGC_EINVAL;
+    for (unsigned i = 0; i < command->nparams; i++) {
+        if (!clgc__value_ctype(command->params[i].ctype))
+            return CLGC_EINVAL;
+        types[i] = clgc__ffi_types[command->params[i].ctype];
+    }
+    if (ffi_prep_cif(cif, FFI_DEFAULT_ABI, command->nparams,
+                     clgc__ffi_types[rt], types) != FFI_OK)
+        return CLGC_EINVAL;
+    return CLGC_OK;
+}
+
+/* The registry's commands' call descriptions. Preparing one classifies
+ * every argument, a cost of the order of the call's own (prepared once:
+ * docs/ffi.md). One allocation for the life of the process;
+ * without it every call prepares its own. */
+struct clgc__cifs {
+    ffi_cif cif[CLGC__N_COMMANDS];
+    unsigned char ok[CLGC__N_COMMANDS];
+    ffi_type *types[]; /* every command's parameters, one after another */
+};
+
+static struct clgc__cifs *clgc__cifs;
+static pthread_once_t clgc__cifs_once = PTHREAD_ONCE_INIT;
+
+static void
+clgc__cifs_prepare(void)
+{
+    struct clgc__cifs *c;
+    size_t n = 0;
+
+    for (size_t i = 0; i < CLGC__N_COMMANDS; i++)
+        n += clgc__commands[i].nparams;
+    c = malloc(sizeof(*c) + n * sizeof(ffi_type *));
+    if (c == NULL)
+        return;
+    n = 0;
+    for (size_t i = 0; i < CLGC__N_COMMANDS; i++) {
+        c->ok[i] = clgc__command_prep(&clgc__commands[i], &c->cif[i],
+                                      &c->types[n]) == CLGC_OK;
+        n += clgc__commands[i].nparams;
+    }
+    clgc__cifs = c;
+}
+
+/* The prepared description of command, if it is one of the registry's;
+ * else NULL. */
+static ffi_cif *
+clgc__command_cif(const clgc_command_t *command)
+{
+    uintptr_t at = (uintptr_t)command, first = (uintptr_t)clgc__commands;
+    size_t i;
+
+    if (at < first || at >= (uintptr_t)(clgc__commands + CLGC__N_COMMANDS))
+        return NULL;
+    i = (at - first) / sizeof(*command);
+    pthread_once(&clgc__cifs_once, clgc__cifs_prepare);
+    return clgc__cifs != NULL && clgc__cifs->ok[i] ? &clgc__cifs->cif[i] : NULL;
+}
+
+int
+clgc_command_call(const clgc_command_t *command, unsigned nargs,
+                  const clgc_arg_t *args, clgc_value_t *result)
+{
+    ffi_type *types[CLGC_CLOSURE_MAX_ARGS];
+    void *values[CLGC_CLOSURE_MAX_ARGS];
+    union clgc__ffi_result r;
+    ffi_cif own, *cif;
+    int err;
+
+    if (command == NULL || result == NULL || (args == NULL && nargs > 0) ||
+        command->wrapper == NULL || command->nparams > CLGC_CLOSURE_MAX_ARGS ||
+        (command->nparams > 0 && command->params == NULL))
+        return CLGC_EINVAL;
+    cif = clgc__command_cif(command);
+    if (cif == NULL) {
+        err = clgc__command_prep(command, &own, types);
+        if (err != CLGC_OK)
+            return err;
+        cif = &own;
+    }
+    if (nargs != command->nparams)
+        return CLGC_EARITY;
+    for (unsigned i = 0; i < nargs; i++) {
+        if (args[i].ctype != command->params[i].ctype)
+            return CLGC_ETYPE;
+        /* Every member of the union starts at its first byte. libffi
+         * only reads through these. */
+        values[i] = (void *)&args[i].value;
+    }
+    ffi_call(cif, command->wrapper, &r, values);
+    if (command->result_ctype != CLGC_CTYPE_VOID)
+        clgc__result_narrow(command->result_ctype, &r, result);
+    return CLGC_OK;
+}
+
+int
+clgc_command_call_by_name(const char *name, unsigned nargs,
+                          const clgc_arg_t *args, clgc_value_t *result)
+{
+    const clgc_command_t *command;
+
+    if (name == NULL)
+        return CLGC_EINVAL;
+    command = clgc_command_find(name);
+    if (command == NULL)
+        return CLGC_ENOCOMMAND;
+    return clgc_command_call(command, nargs, args, result);
+}

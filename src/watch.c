@@ -534,6 +534,32 @@ clgc__watch_arm(uintptr_t id, cl_event event, cl_int type, int platform,
     return armed;
 }
 
+/* A watch just armed whose event had reached type by the time it was
+ * registered: some drivers never call back for it (Oclgrind, for an event
+ * already complete, which its clFlush makes it). The status is read after
+ * the registration, so whatever completed before it is seen here, and
+ * whatever completes after it is called back for. Delivered here unless
+ * its callback came first; the caller's reference keeps event alive. */
+static void
+clgc__deliver_reached(uintptr_t id, cl_event event, cl_int type)
+{
+    cl_int status = clgc__event_status(event);
+    struct clgc__watch *w;
+    cl_event release;
+
+    if (status > type)
+        return;
+    if (status >= 0)
+        status = type;
+    pthread_mutex_lock(&clgc__watch_lock);
+    w = clgc__claim(id, &release);
+    pthread_mutex_unlock(&clgc__watch_lock);
+    if (w != NULL)
+        w->fire(w, event, status);
+    if (release != NULL)
+        CLGC__CL(clReleaseEvent)(release);
+}
+
 int
 clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
                   cl_int *err)
@@ -582,6 +608,8 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     /* Registered: arm it, unless OpenCL has called back already. */
     if (held && !clgc__watch_arm(id, event, type, platform, fast))
         CLGC__CL(clReleaseEvent)(event);
+    else if (held)
+        clgc__deliver_reached(id, event, type);
     return 1;
 }
 

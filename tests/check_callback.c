@@ -839,15 +839,9 @@ clgc_make_callback_suite(void)
     test_add_pocl_test(tc, svm_free_callback_runs_once_with_the_pointers,
                        "SVM, optional in OpenCL 3.0");
     tcase_add_test(tc, program_release_callback_runs_once_or_is_refused);
-    test_add_premised_test(
-        tc, deferred_callback_runs_in_the_drain, TEST_DRIVER_CALLS_BACK_DONE,
-        "its first callback is for an event already complete");
-    test_add_premised_test(tc, failure_reaches_the_runtime_at_the_next_wait,
-                           TEST_DRIVER_CALLS_BACK_DONE,
-                           "its callback is for an event already complete");
-    test_add_premised_test(tc, failure_reaches_the_runtime_at_a_blocking_wait,
-                           TEST_DRIVER_CALLS_BACK_DONE,
-                           "its callback is for an event already complete");
+    tcase_add_test(tc, deferred_callback_runs_in_the_drain);
+    tcase_add_test(tc, failure_reaches_the_runtime_at_the_next_wait);
+    tcase_add_test(tc, failure_reaches_the_runtime_at_a_blocking_wait);
     test_add_premised_test(
         tc, unattachable_thread_is_reported, TEST_DRIVER_THREADS,
         "it flushes a kernel behind a user event it sets later");

@@ -102,10 +102,6 @@ enum test_premise {
      * list: a test whose other thread sets a user event only once the
      * waiter is asleep after its flush would wait for itself there. */
     TEST_DRIVER_THREADS,
-    /* A callback registered on an event already complete is called
-     * (PoCL: inline, NVIDIA: on its own thread). Oclgrind never calls it,
-     * as a program without clgc would find too. */
-    TEST_DRIVER_CALLS_BACK_DONE,
     TEST_PREMISES
 };
 int test_driver_does(enum test_premise premise);

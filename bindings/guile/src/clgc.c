@@ -1623,22 +1623,6 @@ sweep_orphans(void)
     }
 }
 
-/* Flush the queue of each event that has one (user events have none):
- * clgc_event_notify does not, and a command never flushed may never
- * start. */
-static void
-flush_event_queues(cl_uint n, cl_event *events)
-{
-    for (cl_uint i = 0; i < n; i++) {
-        cl_command_queue q = NULL;
-
-        if (clgc_clGetEventInfo(events[i], CL_EVENT_COMMAND_QUEUE, sizeof(q),
-                                &q, NULL) == CL_SUCCESS &&
-            q != NULL)
-            clgc_clFlush(q);
-    }
-}
-
 /* Wait for n events, running Guile's asyncs meanwhile (see above); keep
  * (or #f) stays protected until the commands complete, however the wait
  * ends. Returns clgc_wait_for_events's code. With the regions off, the
@@ -1659,7 +1643,6 @@ interruptible_wait(cl_uint n, cl_event *events, SCM keep)
         atomic_init(&w->refs, 1);
         atomic_init(&w->pending, (int)n);
         w->keep = SCM_BOOL_F;
-        flush_event_queues(n, events);
         for (cl_uint i = 0; i < n; i++) {
             atomic_fetch_add(&w->refs, 1);
             if (clgc_event_notify(events[i], CLGC_NOTIFY_RAW, waiter_notify,

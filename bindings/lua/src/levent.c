@@ -389,13 +389,6 @@ lclgc_event_posted(cl_event event, cl_int status, void *post)
     lclgc_post_run(post, status);
 }
 
-static cl_int
-lclgc_event_exec_status(cl_event ev, cl_int *status)
-{
-    return clgc_clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                               sizeof(*status), status, NULL);
-}
-
 /* Event:post(fn): fn(status, event) once the event completes or fails
  * (status: its real final status), in a drain of the state's queue. What
  * clgc.lua's coroutine waits are made of. */
@@ -407,30 +400,10 @@ lclgc_event_post(lua_State *L)
     struct lclgc_post *p;
     cl_int err;
 
-    cl_command_queue q = NULL;
-    cl_int status = CL_QUEUED;
-
     lclgc_checktype(L, 2, LUA_TFUNCTION, fn);
-    /* A driver may never call back for an event already complete
-     * (Oclgrind): post those directly. A pending command may wait in its
-     * queue until a flush (Oclgrind runs it inside clFlush): flush, as
-     * clWaitForEvents would, and look again. */
-    err = lclgc_event_exec_status(ev, &status);
-    if (err == CL_SUCCESS && status > CL_COMPLETE)
-        err = clgc_clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof(q), &q,
-                                  NULL);
-    if (err == CL_SUCCESS && status > CL_COMPLETE && q != NULL &&
-        (err = clgc_clFlush(q)) == CL_SUCCESS)
-        err = lclgc_event_exec_status(ev, &status);
-    if (err != CL_SUCCESS)
-        return lclgc_cl_error(L, fn, err);
+    /* clgc flushes a queued command's queue and delivers an event
+     * already complete, on every driver. */
     p = lclgc_post_new(L, 2, 1, "clgc.Event:post");
-    if (status <= CL_COMPLETE) {
-        err = lclgc_post_queue(p, status);
-        if (err != CLGC_OK)
-            return lclgc_clgc_error(L, fn, err);
-        return 0;
-    }
     err = clgc_event_post(ev, lclgc_state_queue(lclgc_state_get(L)),
                           lclgc_event_posted, p);
     if (err != CL_SUCCESS) {

@@ -58,8 +58,9 @@
 #define CLGC__OWN_TRIES 32
 
 struct clgc__driver {
-    atomic_int learned; /* clgc_wait_driver_t */
-    atomic_int suspect; /* a late sample among the last few */
+    atomic_int learned;  /* clgc_wait_driver_t */
+    atomic_int sampling; /* a wait holds the sampler */
+    atomic_int suspect;  /* a late sample among the last few */
     atomic_uint prompt, late;
     atomic_int own;   /* clgc_wait_own_t */
     atomic_int lock;  /* the probe and the samples */
@@ -342,8 +343,8 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     struct clgc__driver *d = &clgc__drivers[platform];
     long l[CLGC__LEARN_SAMPLES];
     unsigned n;
-    struct clgc__plan plan;
 
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
     clgc__driver_lock(d);
     n = d->nlateness < CLGC__LEARN_SAMPLES ? d->nlateness : CLGC__LEARN_SAMPLES;
     memcpy(l, d->lateness, n * sizeof(l[0]));
@@ -356,11 +357,44 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     clgc__driver_unlock(d);
     qsort(l, n, sizeof(l[0]), clgc__long_cmp);
     info->lateness_ns = n > 0 ? l[n / 2] : -1;
-    plan = clgc__driver_plan(platform);
+    /* What the waits do, the occasional resample aside. */
     info->strategy =
-        plan.kind == CLGC__PLAN_CALLBACK || plan.why == CLGC__BECAUSE_RESAMPLED
-            ? CLGC_WAIT_CALLBACK
-            : CLGC_WAIT_BACKOFF;
+        atomic_load(&clgc__strategy) == CLGC_WAIT_LEARN
+            ? (info->learned == CLGC_WAIT_DRIVER_PROMPT ? CLGC_WAIT_CALLBACK
+                                                        : CLGC_WAIT_BACKOFF)
+            : (clgc_wait_strategy_t)atomic_load(&clgc__strategy);
+}
+
+/* The platform's sampler, if no other wait holds it. */
+static int
+clgc__sampler_take(int platform)
+{
+    int no = 0;
+
+    return atomic_compare_exchange_strong(&clgc__drivers[platform].sampling,
+                                          &no, 1);
+}
+
+void
+clgc__driver_sampled(int platform)
+{
+    atomic_store(&clgc__drivers[platform].sampling, 0);
+}
+
+int
+clgc__driver_looks(int platform)
+{
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    switch (atomic_load_explicit(&clgc__strategy, memory_order_relaxed)) {
+    case CLGC_WAIT_BACKOFF:
+        return 1;
+    case CLGC_WAIT_CALLBACK:
+        return 0;
+    default:
+        return atomic_load_explicit(&clgc__drivers[platform].learned,
+                                    memory_order_relaxed) ==
+               CLGC_WAIT_DRIVER_LATE;
+    }
 }
 
 struct clgc__plan
@@ -378,13 +412,16 @@ clgc__driver_plan(int platform)
     switch (atomic_load_explicit(&clgc__drivers[platform].learned,
                                  memory_order_relaxed)) {
     case CLGC_WAIT_DRIVER_PROMPT:
-        if (clgc__driver_resample(platform))
+        if (clgc__driver_resample(platform) && clgc__sampler_take(platform))
             return (struct clgc__plan){CLGC__PLAN_SAMPLE,
                                        CLGC__BECAUSE_RESAMPLED};
         return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT};
     case CLGC_WAIT_DRIVER_LATE:
         break;
     default:
+        if (!clgc__sampler_take(platform))
+            return (struct clgc__plan){CLGC__PLAN_CALLBACK,
+                                       CLGC__BECAUSE_CROWDED};
         return (struct clgc__plan){CLGC__PLAN_SAMPLE, CLGC__BECAUSE_LEARNING};
     }
     switch (clgc__driver_own(platform)) {

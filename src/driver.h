@@ -35,6 +35,7 @@ enum clgc__plan_kind {
 enum clgc__plan_reason {
     CLGC__BECAUSE_FORCED,       /* clgc_wait_set_strategy, CLGC_WAIT_STRATEGY */
     CLGC__BECAUSE_LEARNING,     /* the platform's callbacks are learned */
+    CLGC__BECAUSE_CROWDED,      /* learned; another wait samples now */
     CLGC__BECAUSE_PROMPT,       /* learned prompt */
     CLGC__BECAUSE_RESAMPLED,    /* learned prompt; this wait samples again */
     CLGC__BECAUSE_LATE,         /* learned late; its own wait spins */
@@ -46,8 +47,19 @@ struct clgc__plan {
     enum clgc__plan_reason why;
 };
 /* The plan for a wait on the platform now. A wait on a prompt platform
- * is CLGC__PLAN_SAMPLE one time in CLGC__RESAMPLE_EVERY, at random. */
+ * is CLGC__PLAN_SAMPLE one time in CLGC__RESAMPLE_EVERY, at random. One
+ * wait at a time samples a platform: a CLGC__PLAN_SAMPLE is the
+ * platform's sampler, which the wait hands back with
+ * clgc__driver_sampled() once it stops sampling (its sample taken, or
+ * given up); while another wait holds it, a wait that would sample is
+ * CLGC__PLAN_CALLBACK. So a burst of waits that crowds the CPUs, and
+ * makes the driver's callbacks late by taking its threads' time, leaves
+ * one sample, not a majority. */
 struct clgc__plan clgc__driver_plan(int platform);
+void clgc__driver_sampled(int platform);
+/* Whether the platform's events are looked at rather than awaited:
+ * learned late, or CLGC_WAIT_BACKOFF (the watcher's fast watches). */
+int clgc__driver_looks(int platform);
 /* How late a callback may come and still be prompt. */
 #define CLGC__LATE_NS 1000000L
 /* A sample: callbacks this late (0: one came before the poller's own look

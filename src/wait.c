@@ -89,6 +89,12 @@ static __thread unsigned clgc__slot_hint;
 #define CLGC__BACKOFF_MAX_NS 1000000L
 #define CLGC__SLACK_NS 1000
 
+/* How long a sampling wait polls: a longer one gives its sample up, hands
+ * the sampler back, and sleeps until its callbacks as a prompt platform's
+ * waits do. Callbacks as late as drivers make them (driver.c) come well
+ * within it, and a wait that never ends polls no longer than this. */
+#define CLGC__SAMPLE_MAX_NS 100000000L
+
 /* While a late platform's own clWaitForEvents is learned, how long a wait
  * polls before it hands the rest to it: shorter waits (saxpy) never
  * sample it, so they never spin in NVIDIA's. */
@@ -365,17 +371,17 @@ struct clgc__backstop {
 enum clgc__backoff_end {
     CLGC__BY_CALLBACK, /* the last callback fired */
     CLGC__BY_LOOK,     /* the waiter's own look found the events done */
-    CLGC__HANDED_OVER  /* own_after passed: the driver's wait's turn */
+    CLGC__HANDED_OVER  /* until passed: the driver's wait's, or the sleep's */
 };
 
 /* The backoff schedule (CLGC__SPIN_NS and on): sleep until the last
  * callback has fired or the waiter's own look finds the events done,
- * whichever comes first, or, with own_after > 0, until the wait has
- * lasted that long. */
+ * whichever comes first, or, with until > 0, until the wait has lasted
+ * that long. */
 static enum clgc__backoff_end
 clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
                     struct clgc__wait_args *a, struct clgc__backstop *b,
-                    long own_after)
+                    long until)
 {
     cl_uint n = a->n;
     const cl_event *events = a->events;
@@ -398,7 +404,7 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
     for (;;) {
         struct timespec ts;
 
-        if (own_after > 0 && now - a->start >= own_after) {
+        if (until > 0 && now - a->start >= until) {
             end = CLGC__HANDED_OVER;
             break;
         }
@@ -467,7 +473,8 @@ clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
  * CLGC__PLAN_CALLBACK registers a callback on every event and sleeps
  * until the last one; the others poll on the backoff schedule with the
  * callbacks as a backstop, registered first when the wait samples
- * (CLGC__PLAN_SAMPLE teaches the learner), and CLGC__PLAN_BACKOFF_THEN_OWN
+ * (CLGC__PLAN_SAMPLE teaches the learner, for CLGC__SAMPLE_MAX_NS at
+ * most, and hands the sampler back), and CLGC__PLAN_BACKOFF_THEN_OWN
  * polls for CLGC__OWN_AFTER_NS only. Returns the path; CLGC_WAIT_PATH_OWN
  * if it handed over to the driver's wait; or CLGC_WAIT_PATH_NONE if there
  * was no slot, or if some event refused the callback the sleep needed:
@@ -482,8 +489,11 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, enum clgc__plan_kind plan,
     int refused = 0;
     unsigned seq;
 
-    if (w == NULL)
+    if (w == NULL) {
+        if (plan == CLGC__PLAN_SAMPLE)
+            clgc__driver_sampled(platform);
         return CLGC_WAIT_PATH_NONE;
+    }
     /* The futex word before anything can move it: a kick from here on
      * makes the first sleep return at once. */
     seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
@@ -502,9 +512,11 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, enum clgc__plan_kind plan,
         if (!refused)
             clgc__sleep(w, seq, a->n, a->events);
     } else {
-        switch (clgc__sleep_backoff(
-            w, seq, a, &b,
-            plan == CLGC__PLAN_BACKOFF_THEN_OWN ? CLGC__OWN_AFTER_NS : 0)) {
+        long until = plan == CLGC__PLAN_SAMPLE             ? CLGC__SAMPLE_MAX_NS
+                     : plan == CLGC__PLAN_BACKOFF_THEN_OWN ? CLGC__OWN_AFTER_NS
+                                                           : 0;
+
+        switch (clgc__sleep_backoff(w, seq, a, &b, until)) {
         case CLGC__BY_LOOK:
             path = CLGC_WAIT_PATH_BACKOFF;
             if (plan == CLGC__PLAN_SAMPLE && !refused)
@@ -515,11 +527,21 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, enum clgc__plan_kind plan,
                 clgc__driver_lateness(platform, 0);
             break;
         case CLGC__HANDED_OVER:
-            path = CLGC_WAIT_PATH_OWN;
+            if (plan == CLGC__PLAN_BACKOFF_THEN_OWN) {
+                path = CLGC_WAIT_PATH_OWN;
+                break;
+            }
+            /* A sample given up; its callbacks are registered. */
+            clgc__driver_sampled(platform);
+            plan = CLGC__PLAN_CALLBACK;
+            if (!refused)
+                clgc__sleep(w, seq, a->n, a->events);
             break;
         }
     }
 out:
+    if (plan == CLGC__PLAN_SAMPLE)
+        clgc__driver_sampled(platform);
     clgc__slot_give_back(w, b.gen);
     return plan == CLGC__PLAN_CALLBACK && refused ? CLGC_WAIT_PATH_NONE : path;
 }

@@ -26,7 +26,7 @@
  * callbacks (which take it to claim their watch) never wait for a query.
  *
  * On a platform whose callbacks come late (learned so, or with
- * CLGC_WAIT_BACKOFF: clgc__driver_plan), a watch is also "fast":
+ * CLGC_WAIT_BACKOFF: clgc__driver_looks), a watch is also "fast":
  * the watcher delivers it as soon as a look sees its event reach the
  * status registered for, without waiting for the callback. Fast watches
  * are looked at on a backoff schedule: CLGC__FAST_MIN_NS after the newest
@@ -568,9 +568,7 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     uintptr_t id;
     uint32_t i = CLGC__NO_SLOT;
     int held, platform = clgc__driver_of(event);
-    enum clgc__plan_kind plan = clgc__driver_plan(platform).kind;
-    int fast = plan == CLGC__PLAN_BACKOFF ||
-               plan == CLGC__PLAN_BACKOFF_THEN_OWN || plan == CLGC__PLAN_OWN;
+    int fast = clgc__driver_looks(platform);
 
     pthread_once(&clgc__watch_once, clgc__watch_init);
     if (clgc__watch_init_failed) {

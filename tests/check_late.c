@@ -499,6 +499,56 @@ START_TEST(the_backoff_strategy_polls)
 END_TEST
 
 /* The strategy and the driver information refuse what they cannot use. */
+/* A crowd of waits (more than the CPUs) making their first waits at once
+ * on one user event: the driver's callbacks come late only because the
+ * waiters take its threads' time, which says nothing of the driver. One
+ * wait at a time samples a platform, so the crowd leaves one sample at
+ * most, and the waits after it learn PoCL prompt. It failed before the
+ * sampler: the crowd's samples made PoCL late. */
+#define CROWD 200
+
+static atomic_int crowd_in;
+
+static void *
+crowd_wait(void *arg)
+{
+    cl_event gate = arg;
+
+    atomic_fetch_add(&crowd_in, 1);
+    ck_assert_int_eq(clgc_wait_for_events(1, &gate), CL_SUCCESS);
+    return NULL;
+}
+
+START_TEST(a_crowd_of_first_waits_teaches_nothing)
+{
+    struct test_device d;
+    pthread_t t[CROWD];
+    clgc_wait_driver_info_t info;
+    cl_event gate;
+    cl_int err;
+
+    latecb_set_ms(0);
+    test_device_open(&d, 64);
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
+    gate = clCreateUserEvent(d.context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    for (int i = 0; i < CROWD; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, crowd_wait, gate), 0);
+    while (atomic_load(&crowd_in) < CROWD)
+        sched_yield();
+    ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    for (int i = 0; i < CROWD; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    info = test_driver_info(&d);
+    ck_assert_uint_le(info.prompt + info.late, 1);
+    ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LEARNING);
+    test_learn_driver(&d);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
+    clReleaseEvent(gate);
+    test_device_close(&d);
+}
+END_TEST
+
 START_TEST(bad_input_is_refused)
 {
     clgc_wait_driver_info_t info;
@@ -539,6 +589,7 @@ main(void)
     tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, pocl_is_learned_prompt);
+    tcase_add_test(tc, a_crowd_of_first_waits_teaches_nothing);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);

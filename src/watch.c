@@ -539,23 +539,43 @@ clgc__watch_arm(uintptr_t id, cl_event event, cl_int type, int platform,
  * already complete, which its clFlush makes it). The status is read after
  * the registration, so whatever completed before it is seen here, and
  * whatever completes after it is called back for. Delivered here unless
- * its callback came first; the caller's reference keeps event alive. */
+ * its callback came first. The caller's reference may be gone already (a
+ * callback on the driver's thread may release it): the event is read
+ * through the slot's, held as a scan holds it. */
 static void
-clgc__deliver_reached(uintptr_t id, cl_event event, cl_int type)
+clgc__deliver_reached(uintptr_t id, cl_int type)
 {
-    cl_int status = clgc__event_status(event);
-    struct clgc__watch *w;
-    cl_event release;
+    struct clgc__watch_slot *s;
+    struct clgc__watch *w = NULL;
+    cl_event event, release = NULL;
+    cl_int status;
+    uint32_t i;
 
-    if (status > type)
-        return;
-    if (status >= 0)
-        status = type;
     pthread_mutex_lock(&clgc__watch_lock);
-    w = clgc__claim(id, &release);
+    s = clgc__slot_of(id);
+    if (s == NULL || !s->armed) {
+        pthread_mutex_unlock(&clgc__watch_lock);
+        return;
+    }
+    s->holds++;
+    event = s->event;
+    i = (uint32_t)(s - clgc__wslots);
     pthread_mutex_unlock(&clgc__watch_lock);
+    status = clgc__event_status(event);
+    if (status <= type) {
+        pthread_mutex_lock(&clgc__watch_lock);
+        w = clgc__claim(id, &release); /* held: no release */
+        pthread_mutex_unlock(&clgc__watch_lock);
+    }
     if (w != NULL)
-        w->fire(w, event, status);
+        w->fire(w, event, status >= 0 ? type : status);
+    pthread_mutex_lock(&clgc__watch_lock);
+    s = &clgc__wslots[i];
+    if (--s->holds == 0 && s->w == NULL) {
+        release = s->event;
+        clgc__slot_free(i);
+    }
+    pthread_mutex_unlock(&clgc__watch_lock);
     if (release != NULL)
         CLGC__CL(clReleaseEvent)(release);
 }
@@ -607,7 +627,7 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     if (held && !clgc__watch_arm(id, event, type, platform, fast))
         CLGC__CL(clReleaseEvent)(event);
     else if (held)
-        clgc__deliver_reached(id, event, type);
+        clgc__deliver_reached(id, type);
     return 1;
 }
 

@@ -2,8 +2,8 @@
  * (no runtime installed), as ratios against the raw clWaitForEvents.
  *
  *   clgc-bench wait [--samples N] [--platform NAME] [--late-ms MS]
- *                   [--busy-wait] [--strategy learn|callback|backoff]
- *                   [--learn N]
+ *                   [--split-us US] [--busy-wait]
+ *                   [--strategy learn|callback|backoff] [--learn N]
  *
  * For saxpy over 64 and 4096 items, a kernel of about 1 ms and one of
  * about 100 ms, each launch is waited for by:
@@ -19,7 +19,9 @@
  * the samples of the mean over a sample's launches. A first table shows the
  * polling budgets behind clgc's default, on saxpy over 4096 items.
  *
- * Before the tables, --learn N (default 100) clgc waits on the ~1 ms
+ * First it prints what a wait that lasts a second costs its thread while
+ * the platform is still learned, against raw's. Before the tables,
+ * --learn N (default 100) clgc waits on the ~1 ms
  * kernel let clgc learn the platform's callbacks, as a program that has
  * run a while has: the tables measure what such a program gets. Without
  * it (--learn 0) the saxpy tables are measured while a late driver is
@@ -30,6 +32,8 @@
  * completion callback delayed MS milliseconds by the late-callback
  * vehicle (tests/latecb.c, linked in: without the option it passes the
  * callbacks through untouched), as NVIDIA's OpenCL delivers them;
+ * --split-us delays only those of commands that end US microseconds or
+ * more after their registration, as NVIDIA does (saxpy's come at once);
  * --busy-wait makes the vehicle's clWaitForEvents busy-wait, as NVIDIA's
  * does (the raw rows then spin a core, as they do there). --strategy sets
  * clgc_wait_set_strategy. The last lines say what clgc learned of each
@@ -37,6 +41,7 @@
 
 #define _GNU_SOURCE
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,9 +255,12 @@ print_learned(void)
         clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof(name), name, NULL);
         if (clgc_wait_driver_info(ids[i], &info) != CLGC_OK)
             continue;
-        printf("%-32s %-8s waits by %-8s prompt %u late %u lateness "
-               "median %.1f us; own wait %s (slept %u, busy %u)\n",
+        printf("%-32s %-8s (short %s, long %s) waits by %-8s prompt %u "
+               "late %u lateness median %.1f us; own wait %s (slept %u, "
+               "busy %u)\n",
                name, learned_name(info.learned),
+               learned_name(info.learned_short),
+               learned_name(info.learned_long),
                info.strategy != CLGC_WAIT_BACKOFF ? "callback"
                : info.own == CLGC_WAIT_OWN_USED   ? "own wait"
                                                   : "backoff",
@@ -260,6 +268,41 @@ print_learned(void)
                info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3,
                own_name(info.own), info.own_sleeps, info.own_busy);
     }
+}
+
+/* A user event set IDLE_NS after the wait on it began: how much CPU a
+ * wait that lasts that long costs its thread while the platform is still
+ * learned (clgc's first wait samples it), against raw's. */
+#define IDLE_NS 1000000000L
+
+static void *
+set_after_idle(void *gate)
+{
+    struct timespec ts = {IDLE_NS / 1000000000L, IDLE_NS % 1000000000L};
+
+    nanosleep(&ts, NULL);
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    return NULL;
+}
+
+static double
+idle_cpu_ms(cl_context context, int cooperative)
+{
+    cl_event gate = clCreateUserEvent(context, NULL);
+    struct timespec c0, c1;
+    pthread_t t;
+
+    if (gate == NULL || pthread_create(&t, NULL, set_after_idle, gate) != 0)
+        return -1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    if (cooperative)
+        clgc_wait_for_events(1, &gate);
+    else
+        clWaitForEvents(1, &gate);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    pthread_join(t, NULL);
+    clReleaseEvent(gate);
+    return (c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) / 1e6;
 }
 
 /* The first platform whose name contains `want` (NULL: the first). */
@@ -312,7 +355,7 @@ bench_wait(int argc, char **argv)
 {
     int samples = 21, n, n100, learn = 100;
     const char *want = NULL;
-    long late_ms = 0;
+    long late_ms = 0, split_us = 0;
     int strategy = -1, busy = 0;
     float a = 2.0f;
     struct launch l = {0};
@@ -331,6 +374,8 @@ bench_wait(int argc, char **argv)
             want = argv[++i];
         else if (strcmp(argv[i], "--late-ms") == 0 && i + 1 < argc)
             late_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--split-us") == 0 && i + 1 < argc)
+            split_us = atol(argv[++i]);
         else if (strcmp(argv[i], "--learn") == 0 && i + 1 < argc)
             learn = atoi(argv[++i]);
         else if (strcmp(argv[i], "--busy-wait") == 0)
@@ -345,14 +390,21 @@ bench_wait(int argc, char **argv)
             strategy = -2;
         if (strategy == -2) {
             fprintf(stderr, "usage: clgc-bench wait [--samples N] [--platform "
-                            "NAME] [--late-ms MS] [--busy-wait] "
+                            "NAME] [--late-ms MS] [--split-us US] "
+                            "[--busy-wait] "
                             "[--strategy learn|callback|backoff] "
                             "[--learn N]\n");
             return 2;
         }
     }
-    if (samples < 1 || samples > 64 || late_ms < 0 || learn < 0)
+    if (samples < 1 || samples > 64 || late_ms < 0 || learn < 0 || split_us < 0)
         return 2;
+    if (split_us > 0) {
+        latecb_set_split_us(split_us);
+        printf("# only the callbacks of commands ending %ld us or more after "
+               "their registration delayed\n",
+               split_us);
+    }
     if (late_ms > 0) {
         latecb_set_ms(late_ms);
         printf("# every completion callback delayed %ld ms (tests/latecb.c)\n",
@@ -394,6 +446,13 @@ bench_wait(int argc, char **argv)
     n100 = calibrate(&l, 100000);
     n = calibrate(&l, 1000);
     clSetKernelArg(spin, 1, sizeof(n), &n);
+    {
+        double raw = idle_cpu_ms(context, 0), coop = idle_cpu_ms(context, 1);
+
+        printf("# a %.0f s wait while the platform is learned: CPU %.2f ms "
+               "(raw %.2f ms, %.2fx)\n",
+               IDLE_NS / 1e9, coop, raw, raw > 0 ? coop / raw : 0.0);
+    }
     if (learn > 0) {
         double wall, cpu;
 

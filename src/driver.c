@@ -13,12 +13,17 @@
  *
  * Some drivers call back long after the status says complete (NVIDIA's
  * OpenCL: 10 to 20 ms), and a wait that sleeps until the callback is then
- * that much late. A wait that polls sees it; so a platform is learned
- * from the waits that poll while it is not known yet, and from one wait
- * in CLGC__RESAMPLE_EVERY at random once it is known prompt, one in
- * CLGC__RESAMPLE_SUSPECT while a late sample is among its last few (the
- * watcher's looks on a late platform sample it too, which changes
- * nothing: late stays):
+ * that much late. NVIDIA's are late only for commands that run a while:
+ * prompt for a saxpy, late for a kernel of a millisecond. So what is
+ * learned is learned per class of command (driver.h): short ones, which a
+ * wait sees complete within CLGC__LONG_NS of its start, and long ones.
+ * A wait that polls sees a callback's lateness; so a class is learned from
+ * the waits that poll while it is not known yet, and from one wait in
+ * CLGC__RESAMPLE_EVERY at random once it is known prompt (one in
+ * CLGC__RESAMPLE_SUSPECT while a late sample is among its last few), one
+ * in CLGC__RECOVER_EVERY once it is known late; the watcher's looks on a
+ * late platform sample it too. A sample goes to the class of the command
+ * it measured, by how long the command took:
  *
  * - a callback that wakes the poller before its own look saw the events
  *   done is a prompt sample (lateness 0);
@@ -27,28 +32,35 @@
  *   NVIDIA makes its callbacks when the program next calls it), and their
  *   lateness is the sample: under CLGC__LATE_NS is prompt, more is late;
  * - when a look of the watcher's wins (it looks only on late platforms),
- *   it leaves a probe on the platform (one at a time): its key and the
+ *   it leaves a probe on the platform (one at a time): its key, class and
  *   time. The callback of that key, when it comes, measures its
  *   lateness. A probe still there CLGC__LATE_NS after it was left counts
  *   late when the next look wins (the callback is at least that late, or
  *   never comes), and the new look leaves its probe instead.
  *
- * After CLGC__LEARN_SAMPLES samples the platform is late if most were,
- * else prompt; that stays (clgc_wait_set_strategy(CLGC_WAIT_LEARN) starts
- * over). Only commands that completed leave probes: PoCL never calls back
- * for a failed user event, which is not lateness.
+ * After CLGC__LEARN_SAMPLES samples a class is late if most were, else
+ * prompt. A prompt class turns late when CLGC__LATE_QUORUM of its last
+ * CLGC__LEARN_SAMPLES samples were; a late one turns prompt when all of
+ * them were prompt: a short command's prompt callback never clears the
+ * long class, whose samples are long commands'. (clgc_wait_set_strategy
+ * (CLGC_WAIT_LEARN) starts over.) Only commands that completed are
+ * measured: PoCL never calls back for a failed user event, which is not
+ * lateness.
  *
  * A platform is found from an object's dispatch pointer (platform.c), no
  * query: platforms of one ICD share a dispatch table, and so share what is
  * learned, as they share the driver's callback machinery. */
 
 #define CLGC__LEARN_SAMPLES 8
-/* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt platform
- * late, and how often a wait on a prompt platform samples it again. */
+/* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt class
+ * late, and how often a wait samples a prompt class again. */
 #define CLGC__LATE_QUORUM 3
 #define CLGC__RESAMPLE_EVERY 16
 /* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
 #define CLGC__RESAMPLE_SUSPECT 2
+/* How often a wait samples a late class: such a sample costs the wait up
+ * to CLGC__LATE_NS (clgc__measure) on a driver that is late indeed. */
+#define CLGC__RECOVER_EVERY 64
 
 /* A late platform's own clWaitForEvents (clgc_wait_own_t in
  * include/clgc/wait.h): which samples are conclusive, how many decide,
@@ -57,18 +69,24 @@
 #define CLGC__OWN_SAMPLES 4
 #define CLGC__OWN_TRIES 32
 
-struct clgc__driver {
-    atomic_int learned;  /* clgc_wait_driver_t */
-    atomic_int sampling; /* a wait holds the sampler */
-    atomic_int suspect;  /* a late sample among the last few */
+/* What is learned of one class of commands. */
+struct clgc__learned {
+    atomic_int learned; /* clgc_wait_driver_t */
+    atomic_int suspect; /* a late sample among the last few */
     atomic_uint prompt, late;
-    atomic_int own;   /* clgc_wait_own_t */
-    atomic_int lock;  /* the probe and the samples */
-    uintptr_t probe;  /* 0: none */
-    uintptr_t called; /* the key of the last measured callback */
-    long probe_ns;
     long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
     unsigned nlateness;
+};
+
+struct clgc__driver {
+    struct clgc__learned classes[CLGC__CLASSES];
+    atomic_int sampling; /* a wait holds the sampler */
+    atomic_int own;      /* clgc_wait_own_t */
+    atomic_int lock;     /* the probe and the samples */
+    uintptr_t probe;     /* 0: none */
+    uintptr_t called;    /* the key of the last measured callback */
+    long probe_ns;
+    int probe_class;
     unsigned own_sleeps, own_busy, own_tries;
 };
 
@@ -116,16 +134,20 @@ clgc__strategy_set(clgc_wait_strategy_t s)
         struct clgc__driver *d = &clgc__drivers[i];
 
         clgc__driver_lock(d);
-        atomic_store(&d->learned, CLGC_WAIT_DRIVER_LEARNING);
-        atomic_store(&d->prompt, 0);
-        atomic_store(&d->late, 0);
-        atomic_store(&d->suspect, 0);
+        for (int c = 0; c < CLGC__CLASSES; c++) {
+            struct clgc__learned *k = &d->classes[c];
+
+            atomic_store(&k->learned, CLGC_WAIT_DRIVER_LEARNING);
+            atomic_store(&k->prompt, 0);
+            atomic_store(&k->late, 0);
+            atomic_store(&k->suspect, 0);
+            memset(k->lateness, 0, sizeof k->lateness);
+            k->nlateness = 0;
+        }
         atomic_store(&d->own, CLGC_WAIT_OWN_LEARNING);
         d->own_sleeps = d->own_busy = d->own_tries = 0;
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&d->called, 0, __ATOMIC_RELAXED);
-        memset(d->lateness, 0, sizeof d->lateness);
-        d->nlateness = 0;
         clgc__driver_unlock(d);
     }
 }
@@ -158,94 +180,97 @@ clgc__random(void)
     return x;
 }
 
-/* Whether this wait, on a platform learned prompt, should sample it
- * again. */
 static int
-clgc__driver_resample(int platform)
+clgc__learned(int platform, int c)
 {
-    struct clgc__driver *d = &clgc__drivers[platform];
-
-    if (atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
-            CLGC_WAIT_LEARN ||
-        atomic_load_explicit(&d->learned, memory_order_relaxed) !=
-            CLGC_WAIT_DRIVER_PROMPT)
-        return 0;
-    /* Which waits: one in CLGC__RESAMPLE_EVERY at random, never in step
-     * with a program's own period. Every 16th wait is the same kind of
-     * wait in a program that repeats four (clgc-bench wait's saxpy,
-     * saxpy, ~1 ms, ~100 ms): the resampled waits would all be saxpy
-     * launches, prompt, and a late NVIDIA would never turn late. A fixed
-     * sequence of any step has periods of its own (a golden-ratio one
-     * spaces its picks 8, 13 or 21 waits apart: never 2 or 3 modulo 4). */
-    return clgc__random() %
-               (atomic_load_explicit(&d->suspect, memory_order_relaxed)
-                    ? CLGC__RESAMPLE_SUSPECT
-                    : CLGC__RESAMPLE_EVERY) ==
-           0;
+    return atomic_load_explicit(&clgc__drivers[platform].classes[c].learned,
+                                memory_order_relaxed);
 }
 
-/* Under d's lock: one sample. The first CLGC__LEARN_SAMPLES decide by
- * majority. After that a prompt platform turns late when
- * CLGC__LATE_QUORUM of the last CLGC__LEARN_SAMPLES were late: NVIDIA's
- * callbacks are prompt for short commands and 10 to 16 ms late for
- * commands of a millisecond or more, so a process whose first waits are
- * short learns it prompt, and its resampled long waits must be able to
- * turn it. Late stays late: a late platform's prompt samples (its short
- * commands) say nothing about its long ones. */
-static void
-clgc__driver_sample(struct clgc__driver *d, long lateness)
+/* Whether this wait should sample class c again, which is learned. Which
+ * waits: one in CLGC__RESAMPLE_EVERY at random, never in step with a
+ * program's own period. Every 16th wait is the same kind of wait in a
+ * program that repeats four (clgc-bench wait's saxpy, saxpy, ~1 ms,
+ * ~100 ms): the resampled waits would all be saxpy launches. A fixed
+ * sequence of any step has periods of its own (a golden-ratio one spaces
+ * its picks 8, 13 or 21 waits apart: never 2 or 3 modulo 4). */
+static int
+clgc__resample(int platform, int c)
 {
-    unsigned prompt, late, recent = 0;
+    const struct clgc__learned *k = &clgc__drivers[platform].classes[c];
+    uint32_t every = CLGC__RECOVER_EVERY;
 
-    d->lateness[d->nlateness++ % CLGC__LEARN_SAMPLES] = lateness;
+    if (atomic_load_explicit(&k->learned, memory_order_relaxed) ==
+        CLGC_WAIT_DRIVER_PROMPT)
+        every = atomic_load_explicit(&k->suspect, memory_order_relaxed)
+                    ? CLGC__RESAMPLE_SUSPECT
+                    : CLGC__RESAMPLE_EVERY;
+    return clgc__random() % every == 0;
+}
+
+/* Under d's lock: one sample of class c. The first CLGC__LEARN_SAMPLES
+ * decide by majority; after that CLGC__LATE_QUORUM late ones of the last
+ * CLGC__LEARN_SAMPLES turn a prompt class late, and CLGC__LEARN_SAMPLES
+ * prompt ones in a row a late class prompt. */
+static void
+clgc__driver_sample(struct clgc__driver *d, int c, long lateness)
+{
+    struct clgc__learned *k = &d->classes[c];
+    unsigned prompt, late, recent = 0, n;
+
+    k->lateness[k->nlateness++ % CLGC__LEARN_SAMPLES] = lateness;
     if (lateness >= CLGC__LATE_NS)
-        late = atomic_fetch_add(&d->late, 1) + 1,
-        prompt = atomic_load(&d->prompt);
+        late = atomic_fetch_add(&k->late, 1) + 1,
+        prompt = atomic_load(&k->prompt);
     else
-        prompt = atomic_fetch_add(&d->prompt, 1) + 1,
-        late = atomic_load(&d->late);
-    switch (atomic_load(&d->learned)) {
+        prompt = atomic_fetch_add(&k->prompt, 1) + 1,
+        late = atomic_load(&k->late);
+    n = k->nlateness < CLGC__LEARN_SAMPLES ? k->nlateness : CLGC__LEARN_SAMPLES;
+    for (unsigned i = 0; i < n; i++)
+        recent += k->lateness[i] >= CLGC__LATE_NS;
+    switch (atomic_load(&k->learned)) {
     case CLGC_WAIT_DRIVER_LEARNING:
         if (prompt + late >= CLGC__LEARN_SAMPLES)
-            atomic_store(&d->learned, late > prompt ? CLGC_WAIT_DRIVER_LATE
+            atomic_store(&k->learned, late > prompt ? CLGC_WAIT_DRIVER_LATE
                                                     : CLGC_WAIT_DRIVER_PROMPT);
         break;
     case CLGC_WAIT_DRIVER_PROMPT:
-        for (unsigned i = 0; i < CLGC__LEARN_SAMPLES; i++)
-            recent += d->lateness[i] >= CLGC__LATE_NS;
         if (recent >= CLGC__LATE_QUORUM)
-            atomic_store(&d->learned, CLGC_WAIT_DRIVER_LATE);
-        atomic_store_explicit(&d->suspect, recent > 0, memory_order_relaxed);
+            atomic_store(&k->learned, CLGC_WAIT_DRIVER_LATE);
         break;
     default:
+        if (recent == 0 && n == CLGC__LEARN_SAMPLES)
+            atomic_store(&k->learned, CLGC_WAIT_DRIVER_PROMPT);
         break;
     }
+    atomic_store_explicit(&k->suspect, recent > 0, memory_order_relaxed);
 }
 
 void
-clgc__driver_lateness(int platform, long lateness)
+clgc__driver_lateness(int platform, long duration, long lateness)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
 
     clgc__driver_lock(d);
-    clgc__driver_sample(d, lateness);
+    clgc__driver_sample(d, clgc__class_of(duration), lateness);
     clgc__driver_unlock(d);
 }
 
 void
-clgc__driver_probe(int platform, uintptr_t key)
+clgc__driver_probe(int platform, uintptr_t key, long duration)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
     long now = clgc__clock_ns(CLOCK_MONOTONIC);
 
     clgc__driver_lock(d);
     if (d->probe != 0 && now - d->probe_ns >= CLGC__LATE_NS) {
-        clgc__driver_sample(d, now - d->probe_ns);
+        clgc__driver_sample(d, d->probe_class, now - d->probe_ns);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
     }
     if (d->probe == 0) {
         __atomic_store_n(&d->probe, key, __ATOMIC_SEQ_CST);
         d->probe_ns = now;
+        d->probe_class = clgc__class_of(duration);
         /* Its callback may have come between the look and this store, and
          * found no probe: then it was prompt, and the probe must not stay
          * to be counted late by the next look (stale probes made a prompt
@@ -253,7 +278,7 @@ clgc__driver_probe(int platform, uintptr_t key)
          * its key before it looks for the probe, the probe is stored before
          * this looks for the key: one of the two sees the other. */
         if (__atomic_load_n(&d->called, __ATOMIC_SEQ_CST) == key) {
-            clgc__driver_sample(d, 0);
+            clgc__driver_sample(d, d->probe_class, 0);
             __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
         }
     }
@@ -274,7 +299,7 @@ clgc__driver_called(int platform, uintptr_t key)
     now = clgc__clock_ns(CLOCK_MONOTONIC);
     clgc__driver_lock(d);
     if (d->probe == key) {
-        clgc__driver_sample(d, now - d->probe_ns);
+        clgc__driver_sample(d, d->probe_class, now - d->probe_ns);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
     }
     clgc__driver_unlock(d);
@@ -288,6 +313,21 @@ clgc__long_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The platform as a whole: late if a class is, prompt if a class is
+ * and none is late, else still learned. */
+static int
+clgc__learned_overall(int platform)
+{
+    int s = clgc__learned(platform, CLGC__SHORT),
+        l = clgc__learned(platform, CLGC__LONG);
+
+    if (s == CLGC_WAIT_DRIVER_LATE || l == CLGC_WAIT_DRIVER_LATE)
+        return CLGC_WAIT_DRIVER_LATE;
+    if (s == CLGC_WAIT_DRIVER_PROMPT || l == CLGC_WAIT_DRIVER_PROMPT)
+        return CLGC_WAIT_DRIVER_PROMPT;
+    return CLGC_WAIT_DRIVER_LEARNING;
+}
+
 /* A late platform's own clWaitForEvents: CLGC_WAIT_OWN_USED if the
  * waits should use it, _LEARNING if a wait should sample it, _AVOIDED
  * otherwise (also when the platform is not learned late, or the strategy
@@ -295,14 +335,12 @@ clgc__long_cmp(const void *a, const void *b)
 static int
 clgc__driver_own(int platform)
 {
-    const struct clgc__driver *d = &clgc__drivers[platform];
-
     if (atomic_load_explicit(&clgc__strategy, memory_order_relaxed) !=
             CLGC_WAIT_LEARN ||
-        atomic_load_explicit(&d->learned, memory_order_relaxed) !=
-            CLGC_WAIT_DRIVER_LATE)
+        clgc__learned_overall(platform) != CLGC_WAIT_DRIVER_LATE)
         return CLGC_WAIT_OWN_AVOIDED;
-    return atomic_load_explicit(&d->own, memory_order_relaxed);
+    return atomic_load_explicit(&clgc__drivers[platform].own,
+                                memory_order_relaxed);
 }
 
 /* A wait handed to the driver's clWaitForEvents took wall ns, and the
@@ -341,23 +379,34 @@ void
 clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
-    long l[CLGC__LEARN_SAMPLES];
-    unsigned n;
+    long l[CLGC__CLASSES * CLGC__LEARN_SAMPLES];
+    unsigned n = 0;
 
     pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    info->prompt = info->late = 0;
     clgc__driver_lock(d);
-    n = d->nlateness < CLGC__LEARN_SAMPLES ? d->nlateness : CLGC__LEARN_SAMPLES;
-    memcpy(l, d->lateness, n * sizeof(l[0]));
-    info->learned = (clgc_wait_driver_t)atomic_load(&d->learned);
-    info->prompt = atomic_load(&d->prompt);
-    info->late = atomic_load(&d->late);
+    for (int c = 0; c < CLGC__CLASSES; c++) {
+        struct clgc__learned *k = &d->classes[c];
+        unsigned m = k->nlateness < CLGC__LEARN_SAMPLES ? k->nlateness
+                                                        : CLGC__LEARN_SAMPLES;
+
+        memcpy(l + n, k->lateness, m * sizeof(l[0]));
+        n += m;
+        info->prompt += atomic_load(&k->prompt);
+        info->late += atomic_load(&k->late);
+    }
+    info->learned = (clgc_wait_driver_t)clgc__learned_overall(platform);
+    info->learned_short =
+        (clgc_wait_driver_t)clgc__learned(platform, CLGC__SHORT);
+    info->learned_long =
+        (clgc_wait_driver_t)clgc__learned(platform, CLGC__LONG);
     info->own = (clgc_wait_own_t)atomic_load(&d->own);
     info->own_sleeps = d->own_sleeps;
     info->own_busy = d->own_busy;
     clgc__driver_unlock(d);
     qsort(l, n, sizeof(l[0]), clgc__long_cmp);
     info->lateness_ns = n > 0 ? l[n / 2] : -1;
-    /* What the waits do, the occasional resample aside. */
+    /* What the waits do, the occasional sample aside. */
     info->strategy =
         atomic_load(&clgc__strategy) == CLGC_WAIT_LEARN
             ? (info->learned == CLGC_WAIT_DRIVER_PROMPT ? CLGC_WAIT_CALLBACK
@@ -391,9 +440,51 @@ clgc__driver_looks(int platform)
     case CLGC_WAIT_CALLBACK:
         return 0;
     default:
-        return atomic_load_explicit(&clgc__drivers[platform].learned,
-                                    memory_order_relaxed) ==
-               CLGC_WAIT_DRIVER_LATE;
+        return clgc__learned_overall(platform) == CLGC_WAIT_DRIVER_LATE;
+    }
+}
+
+/* The plan for class c's part of a wait, under CLGC_WAIT_LEARN; without
+ * may_sample, never CLGC__PLAN_SAMPLE. */
+static struct clgc__plan
+clgc__plan_for(int platform, int c, int may_sample)
+{
+    /* A wait for the short class asks again at CLGC__LONG_NS unless the
+     * long one is learned the same. */
+    int learned = clgc__learned(platform, c),
+        ask = c == CLGC__SHORT &&
+              (learned == CLGC_WAIT_DRIVER_LEARNING ||
+               learned != clgc__learned(platform, CLGC__LONG));
+
+    switch (learned) {
+    case CLGC_WAIT_DRIVER_PROMPT:
+        if (may_sample && clgc__resample(platform, c) &&
+            clgc__sampler_take(platform))
+            return (struct clgc__plan){CLGC__PLAN_SAMPLE,
+                                       CLGC__BECAUSE_RESAMPLED, ask};
+        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT,
+                                   ask};
+    case CLGC_WAIT_DRIVER_LATE:
+        if (may_sample && clgc__resample(platform, c) &&
+            clgc__sampler_take(platform))
+            return (struct clgc__plan){CLGC__PLAN_SAMPLE,
+                                       CLGC__BECAUSE_RECOVERING, ask};
+        break;
+    default:
+        if (may_sample && clgc__sampler_take(platform))
+            return (struct clgc__plan){CLGC__PLAN_SAMPLE,
+                                       CLGC__BECAUSE_LEARNING, ask};
+        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_CROWDED,
+                                   ask};
+    }
+    switch (clgc__driver_own(platform)) {
+    case CLGC_WAIT_OWN_USED:
+        return (struct clgc__plan){CLGC__PLAN_OWN, CLGC__BECAUSE_OWN_SLEEPS, 0};
+    case CLGC_WAIT_OWN_LEARNING:
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF_THEN_OWN,
+                                   CLGC__BECAUSE_OWN_LEARNING, 0};
+    default:
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_LATE, ask};
     }
 }
 
@@ -403,34 +494,17 @@ clgc__driver_plan(int platform)
     pthread_once(&clgc__strategy_once, clgc__strategy_init);
     switch (atomic_load_explicit(&clgc__strategy, memory_order_relaxed)) {
     case CLGC_WAIT_CALLBACK:
-        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_FORCED};
+        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_FORCED,
+                                   0};
     case CLGC_WAIT_BACKOFF:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED};
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED, 0};
     default:
-        break;
+        return clgc__plan_for(platform, CLGC__SHORT, 1);
     }
-    switch (atomic_load_explicit(&clgc__drivers[platform].learned,
-                                 memory_order_relaxed)) {
-    case CLGC_WAIT_DRIVER_PROMPT:
-        if (clgc__driver_resample(platform) && clgc__sampler_take(platform))
-            return (struct clgc__plan){CLGC__PLAN_SAMPLE,
-                                       CLGC__BECAUSE_RESAMPLED};
-        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT};
-    case CLGC_WAIT_DRIVER_LATE:
-        break;
-    default:
-        if (!clgc__sampler_take(platform))
-            return (struct clgc__plan){CLGC__PLAN_CALLBACK,
-                                       CLGC__BECAUSE_CROWDED};
-        return (struct clgc__plan){CLGC__PLAN_SAMPLE, CLGC__BECAUSE_LEARNING};
-    }
-    switch (clgc__driver_own(platform)) {
-    case CLGC_WAIT_OWN_USED:
-        return (struct clgc__plan){CLGC__PLAN_OWN, CLGC__BECAUSE_OWN_SLEEPS};
-    case CLGC_WAIT_OWN_LEARNING:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF_THEN_OWN,
-                                   CLGC__BECAUSE_OWN_LEARNING};
-    default:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_LATE};
-    }
+}
+
+struct clgc__plan
+clgc__driver_plan_long(int platform, int may_sample)
+{
+    return clgc__plan_for(platform, CLGC__LONG, may_sample);
 }

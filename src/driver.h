@@ -36,6 +36,7 @@ enum clgc__plan_reason {
     CLGC__BECAUSE_FORCED,       /* clgc_wait_set_strategy, CLGC_WAIT_STRATEGY */
     CLGC__BECAUSE_LEARNING,     /* the platform's callbacks are learned */
     CLGC__BECAUSE_CROWDED,      /* learned; another wait samples now */
+    CLGC__BECAUSE_RECOVERING,   /* learned late; this wait samples again */
     CLGC__BECAUSE_PROMPT,       /* learned prompt */
     CLGC__BECAUSE_RESAMPLED,    /* learned prompt; this wait samples again */
     CLGC__BECAUSE_LATE,         /* learned late; its own wait spins */
@@ -45,28 +46,51 @@ enum clgc__plan_reason {
 struct clgc__plan {
     enum clgc__plan_kind kind;
     enum clgc__plan_reason why;
+    /* A wait that is not over by CLGC__LONG_NS asks
+     * clgc__driver_plan_long() what to do next. */
+    int ask_long;
 };
-/* The plan for a wait on the platform now. A wait on a prompt platform
- * is CLGC__PLAN_SAMPLE one time in CLGC__RESAMPLE_EVERY, at random. One
- * wait at a time samples a platform: a CLGC__PLAN_SAMPLE is the
- * platform's sampler, which the wait hands back with
- * clgc__driver_sampled() once it stops sampling (its sample taken, or
- * given up); while another wait holds it, a wait that would sample is
+/* What is learned is learned per class of command: the short ones, which
+ * a wait sees complete within CLGC__LONG_NS of its start, and the long
+ * ones (NVIDIA calls back promptly for the first, late for the second). */
+#define CLGC__LONG_NS 200000L
+enum clgc__class { CLGC__SHORT, CLGC__LONG, CLGC__CLASSES };
+
+static inline int
+clgc__class_of(long duration)
+{
+    return duration < CLGC__LONG_NS ? CLGC__SHORT : CLGC__LONG;
+}
+
+/* The plan for a wait on the platform now, for its short commands; a
+ * wait with ask_long asks clgc__driver_plan_long() at CLGC__LONG_NS (the
+ * plan for its own wait, CLGC__PLAN_OWN and _BACKOFF_THEN_OWN, is the
+ * whole wait's). A wait on a prompt class is CLGC__PLAN_SAMPLE one
+ * time in CLGC__RESAMPLE_EVERY at random, on a late one one time in
+ * CLGC__RECOVER_EVERY. One wait at a time samples a platform: a
+ * CLGC__PLAN_SAMPLE is the platform's sampler, which the wait hands back
+ * with clgc__driver_sampled() once it stops sampling (its sample taken,
+ * or given up); while another wait holds it, a wait that would sample is
  * CLGC__PLAN_CALLBACK. So a burst of waits that crowds the CPUs, and
  * makes the driver's callbacks late by taking its threads' time, leaves
  * one sample, not a majority. */
 struct clgc__plan clgc__driver_plan(int platform);
+/* Without may_sample, never CLGC__PLAN_SAMPLE: for a wait whose sample
+ * was given up. */
+struct clgc__plan clgc__driver_plan_long(int platform, int may_sample);
 void clgc__driver_sampled(int platform);
 /* Whether the platform's events are looked at rather than awaited:
  * learned late, or CLGC_WAIT_BACKOFF (the watcher's fast watches). */
 int clgc__driver_looks(int platform);
 /* How late a callback may come and still be prompt. */
 #define CLGC__LATE_NS 1000000L
-/* A sample: callbacks this late (0: one came before the poller's own look
- * saw its events done; CLGC__LATE_NS: at least that late). */
-void clgc__driver_lateness(int platform, long lateness);
-/* A poller's look saw the events of key complete before their callback. */
-void clgc__driver_probe(int platform, uintptr_t key);
+/* A sample of a command that took duration ns: callbacks this late (0:
+ * one came before the poller's own look saw its events done;
+ * CLGC__LATE_NS: at least that late). */
+void clgc__driver_lateness(int platform, long duration, long lateness);
+/* A poller's look saw the events of key complete, duration ns after it
+ * began to look, before their callback. */
+void clgc__driver_probe(int platform, uintptr_t key, long duration);
 /* key's callback came (after its poller returned, or not). */
 void clgc__driver_called(int platform, uintptr_t key);
 /* A sample: a wait in it took wall ns, busy ns of them with the thread

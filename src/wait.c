@@ -336,6 +336,28 @@ clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
     }
 }
 
+/* Sleep until the last callback has fired, or until the monotonic time
+ * deadline; 1 if it fired, or if the events are done by then. *seq is the
+ * futex word as the waiter last saw it. */
+static int
+clgc__sleep_until(struct clgc__wait_slot *w, unsigned *seq, cl_uint n,
+                  const cl_event *events, long deadline)
+{
+    for (;;) {
+        long left;
+        struct timespec ts;
+
+        if (clgc__slot_fired(w))
+            return 1;
+        left = deadline - clgc__clock_ns(CLOCK_MONOTONIC);
+        if (left <= 0)
+            return clgc__events_done(n, events);
+        ts = (struct timespec){left / 1000000000L, left % 1000000000L};
+        syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, *seq, &ts, NULL, 0);
+        *seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+    }
+}
+
 /* Register the wait's callback on every event, then count down the
  * waiter's own share. Returns 1 if that was the last: every callback has
  * fired already. *refused: some event refused the callback (counted down
@@ -449,12 +471,12 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
  * docs/performance.md). A failed command is not measured:
  * PoCL never calls back for a failed user event, which is not lateness. */
 static void
-clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
-              const cl_event *events)
+clgc__measure(struct clgc__wait_slot *w, int platform,
+              const struct clgc__wait_args *a)
 {
     long seen = clgc__clock_ns(CLOCK_MONOTONIC), now = seen;
 
-    if (clgc__events_outcome(n, events) != CL_SUCCESS)
+    if (clgc__events_outcome(a->n, a->events) != CL_SUCCESS)
         return;
     while (!clgc__slot_fired(w) && now - seen < CLGC__LATE_NS) {
         unsigned seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
@@ -465,7 +487,7 @@ clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
         syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
         now = clgc__clock_ns(CLOCK_MONOTONIC);
     }
-    clgc__driver_lateness(platform,
+    clgc__driver_lateness(platform, seen - a->start,
                           clgc__slot_fired(w) ? now - seen : CLGC__LATE_NS);
 }
 
@@ -480,17 +502,18 @@ clgc__measure(struct clgc__wait_slot *w, int platform, cl_uint n,
  * was no slot, or if some event refused the callback the sleep needed:
  * the caller then falls back to the driver's wait. */
 static clgc_wait_path_t
-clgc__sleep_until_fired(struct clgc__wait_args *a, enum clgc__plan_kind plan,
+clgc__sleep_until_fired(struct clgc__wait_args *a, struct clgc__plan plan,
                         int platform)
 {
     clgc_wait_path_t path = CLGC_WAIT_PATH_CALLBACK;
     struct clgc__wait_slot *w = clgc__slot_take();
     struct clgc__backstop b = {0, NULL, 0};
-    int refused = 0;
+    enum clgc__plan_kind kind = plan.kind;
+    int refused = 0, asked = !plan.ask_long;
     unsigned seq;
 
     if (w == NULL) {
-        if (plan == CLGC__PLAN_SAMPLE)
+        if (kind == CLGC__PLAN_SAMPLE)
             clgc__driver_sampled(platform);
         return CLGC_WAIT_PATH_NONE;
     }
@@ -502,48 +525,77 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, enum clgc__plan_kind plan,
                                          CLGC__HANDLE_SHIFT);
     __atomic_store_n(&w->state, ((uint64_t)b.gen << 32) | ((uint64_t)a->n + 1),
                      __ATOMIC_RELEASE);
-    if (plan == CLGC__PLAN_CALLBACK || plan == CLGC__PLAN_SAMPLE) {
-        b.registered = 1;
-        /* If the waiter's share is the last, every callback has fired. */
-        if (clgc__wait_register(w, b.gen, b.handle, a->n, a->events, &refused))
-            goto out;
-    }
-    if (plan == CLGC__PLAN_CALLBACK) {
-        if (!refused)
-            clgc__sleep(w, seq, a->n, a->events);
-    } else {
-        long until = plan == CLGC__PLAN_SAMPLE             ? CLGC__SAMPLE_MAX_NS
-                     : plan == CLGC__PLAN_BACKOFF_THEN_OWN ? CLGC__OWN_AFTER_NS
-                                                           : 0;
+    /* The short commands' plan until CLGC__LONG_NS (or the whole wait,
+     * without ask_long), then the long ones'. */
+    for (;;) {
+        long until;
 
-        switch (clgc__sleep_backoff(w, seq, a, &b, until)) {
-        case CLGC__BY_LOOK:
-            path = CLGC_WAIT_PATH_BACKOFF;
-            if (plan == CLGC__PLAN_SAMPLE && !refused)
-                clgc__measure(w, platform, a->n, a->events);
+        if ((kind == CLGC__PLAN_CALLBACK || kind == CLGC__PLAN_SAMPLE) &&
+            !b.registered) {
+            b.registered = 1;
+            /* If the waiter's share is the last, every callback has
+             * fired. */
+            if (clgc__wait_register(w, b.gen, b.handle, a->n, a->events,
+                                    &refused))
+                break;
+        }
+        if (kind == CLGC__PLAN_CALLBACK) {
+            if (refused)
+                break;
+            if (asked) {
+                clgc__sleep(w, seq, a->n, a->events);
+                break;
+            }
+            if (clgc__sleep_until(w, &seq, a->n, a->events,
+                                  a->start + CLGC__LONG_NS))
+                break;
+        } else if (kind == CLGC__PLAN_OWN) {
+            path = CLGC_WAIT_PATH_OWN;
             break;
-        case CLGC__BY_CALLBACK:
-            if (plan == CLGC__PLAN_SAMPLE)
-                clgc__driver_lateness(platform, 0);
-            break;
-        case CLGC__HANDED_OVER:
-            if (plan == CLGC__PLAN_BACKOFF_THEN_OWN) {
+        } else {
+            until = kind == CLGC__PLAN_BACKOFF_THEN_OWN ? CLGC__OWN_AFTER_NS
+                    : !asked                            ? CLGC__LONG_NS
+                    : kind == CLGC__PLAN_SAMPLE         ? CLGC__SAMPLE_MAX_NS
+                                                        : 0;
+            switch (clgc__sleep_backoff(w, seq, a, &b, until)) {
+            case CLGC__BY_LOOK:
+                path = CLGC_WAIT_PATH_BACKOFF;
+                if (kind == CLGC__PLAN_SAMPLE && !refused)
+                    clgc__measure(w, platform, a);
+                goto out;
+            case CLGC__BY_CALLBACK:
+                if (kind == CLGC__PLAN_SAMPLE)
+                    clgc__driver_lateness(
+                        platform, clgc__clock_ns(CLOCK_MONOTONIC) - a->start,
+                        0);
+                goto out;
+            case CLGC__HANDED_OVER:
+                break;
+            }
+            if (kind == CLGC__PLAN_BACKOFF_THEN_OWN) {
                 path = CLGC_WAIT_PATH_OWN;
                 break;
             }
-            /* A sample given up; its callbacks are registered. */
-            clgc__driver_sampled(platform);
-            plan = CLGC__PLAN_CALLBACK;
-            if (!refused)
-                clgc__sleep(w, seq, a->n, a->events);
-            break;
+            if (asked) {
+                /* A sample given up: the rest of the wait as the long
+                 * commands' plan says, without a sample. */
+                clgc__driver_sampled(platform);
+                kind = clgc__driver_plan_long(platform, 0).kind;
+                continue;
+            }
         }
+        /* Not over by CLGC__LONG_NS: a long command, whose class may be
+         * learned otherwise (late, or not yet). */
+        asked = 1;
+        if (kind == CLGC__PLAN_SAMPLE)
+            clgc__driver_sampled(platform);
+        kind = clgc__driver_plan_long(platform, 1).kind;
     }
 out:
-    if (plan == CLGC__PLAN_SAMPLE)
+    if (kind == CLGC__PLAN_SAMPLE)
         clgc__driver_sampled(platform);
     clgc__slot_give_back(w, b.gen);
-    return plan == CLGC__PLAN_CALLBACK && refused ? CLGC_WAIT_PATH_NONE : path;
+    return kind == CLGC__PLAN_CALLBACK && refused ? CLGC_WAIT_PATH_NONE : path;
 }
 
 /* The rest of the wait in the driver's clWaitForEvents, a sample of it
@@ -603,7 +655,7 @@ clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
-    enum clgc__plan_kind plan;
+    struct clgc__plan plan;
     int platform = 0;
 
     a->ret = clgc__events_flush(a->n, a->events);
@@ -612,8 +664,8 @@ clgc__wait_body(void *p)
     if (!clgc__poll(a, atomic_load(&clgc__poll_ns))) {
         /* One platform: the flush refused events of two contexts. */
         platform = clgc__driver_of(a->events[0]);
-        plan = clgc__driver_plan(platform).kind;
-        if (plan == CLGC__PLAN_OWN) {
+        plan = clgc__driver_plan(platform);
+        if (plan.kind == CLGC__PLAN_OWN) {
             clgc__own_wait(a, platform, 0);
             path = CLGC_WAIT_PATH_OWN;
         } else {

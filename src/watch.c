@@ -71,6 +71,7 @@
 struct clgc__watch_slot {
     struct clgc__watch *w; /* NULL once delivered (or free) */
     cl_event event;        /* clgc's reference while armed: what scans read */
+    long armed_ns;         /* when, CLOCK_MONOTONIC */
     uint32_t gen;          /* moves on when the slot is freed */
     uint32_t next_free;
     unsigned holds;      /* scans reading event: the slot outlives them */
@@ -99,6 +100,7 @@ static int clgc__watcher_asleep; /* in its untimed wait: signal to arm */
 struct clgc__look {
     uint32_t index;
     cl_event event;
+    long armed_ns;
     uintptr_t id;
     cl_int type;
     unsigned char fast, platform;
@@ -210,13 +212,16 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
     struct clgc__watch *w;
     cl_event release;
     int fast = 0, platform = clgc__driver_of(event);
+    long armed_ns = 0;
 
     pthread_mutex_lock(&clgc__watch_lock);
     {
         struct clgc__watch_slot *s = clgc__slot_of((uintptr_t)id);
 
-        if (s != NULL && s->fast)
+        if (s != NULL && s->fast) {
             fast = 1;
+            armed_ns = s->armed_ns;
+        }
     }
     w = clgc__claim((uintptr_t)id, &release);
     pthread_mutex_unlock(&clgc__watch_lock);
@@ -229,7 +234,8 @@ clgc__watch_fired(cl_event event, cl_int status, void *id)
     /* Who came first, for the learner (driver.c): this callback, before a
      * look of the watcher's; or a look, which may have left a probe. */
     if (fast && w != NULL)
-        clgc__driver_lateness(platform, 0);
+        clgc__driver_lateness(platform,
+                              clgc__clock_ns(CLOCK_MONOTONIC) - armed_ns, 0);
     else if (w == NULL && status >= 0)
         clgc__driver_called(platform, (uintptr_t)id << 1 | 1);
 }
@@ -261,7 +267,8 @@ clgc__scan(int fast_only)
             continue;
         s->holds++;
         clgc__looks[k++] = (struct clgc__look){
-            i, s->event, clgc__watch_id(i), s->type, s->fast, s->platform};
+            i,       s->event, s->armed_ns, clgc__watch_id(i),
+            s->type, s->fast,  s->platform};
     }
     pthread_mutex_unlock(&clgc__watch_lock);
     for (unsigned j = 0; j < k; j++) {
@@ -283,7 +290,8 @@ clgc__scan(int fast_only)
             continue;
         w->fire(w, l->event, status);
         if (status >= 0)
-            clgc__driver_probe(l->platform, l->id << 1 | 1);
+            clgc__driver_probe(l->platform, l->id << 1 | 1,
+                               clgc__clock_ns(CLOCK_MONOTONIC) - l->armed_ns);
     }
     /* Let go of the slots; free those delivered meanwhile. */
     pthread_mutex_lock(&clgc__watch_lock);
@@ -514,6 +522,7 @@ clgc__watch_arm(uintptr_t id, cl_event event, cl_int type, int platform,
     s = clgc__slot_of(id);
     if (s != NULL) {
         s->event = event;
+        s->armed_ns = clgc__clock_ns(CLOCK_MONOTONIC);
         s->armed = 1;
         s->type = type;
         s->platform = (unsigned char)platform;

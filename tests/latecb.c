@@ -26,7 +26,8 @@ struct late {
     void *data;
     cl_event event;
     cl_int status;
-    long due; /* ns, CLOCK_MONOTONIC; 0: held until latecb_release */
+    long due;        /* ns, CLOCK_MONOTONIC; 0: held until latecb_release */
+    long registered; /* ns, CLOCK_MONOTONIC */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,7 +35,7 @@ static pthread_cond_t cond; /* on the monotonic clock */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct late *head, *tail; /* made by the driver, not delivered */
 static int releasing, running;
-static atomic_long delay_ms, held, delivered, unmade, waiting;
+static atomic_long delay_ms, split_us, held, delivered, unmade, waiting;
 static atomic_int busy_wait, wait_completes;
 static cl_int(CL_API_CALL *real)(cl_event, cl_int, event_fn, void *);
 static cl_int(CL_API_CALL *real_wait)(cl_uint, const cl_event *);
@@ -93,6 +94,7 @@ init(void)
     pthread_cond_init(&cond, &attr);
     pthread_condattr_destroy(&attr);
     const char *busy = getenv("CLGC_TEST_LATE_BUSY_WAIT");
+    const char *split = getenv("CLGC_TEST_LATE_SPLIT_US");
 
     *(void **)&real = dlsym(RTLD_NEXT, "clSetEventCallback");
     *(void **)&real_wait = dlsym(RTLD_NEXT, "clWaitForEvents");
@@ -100,6 +102,8 @@ init(void)
         atomic_store(&delay_ms, atol(ms));
     if (busy != NULL)
         atomic_store(&busy_wait, atoi(busy));
+    if (split != NULL)
+        atomic_store(&split_us, atol(split));
 }
 
 /* The driver's callback: on its thread, or inline in the registration. */
@@ -107,8 +111,16 @@ static void CL_CALLBACK
 trampoline(cl_event event, cl_int status, void *p)
 {
     struct late *l = p;
-    long ms = atomic_load(&delay_ms);
+    long ms = atomic_load(&delay_ms), split = atomic_load(&split_us);
 
+    /* A command that ended sooner than the split after its registration
+     * is called back at once, as NVIDIA calls back for short ones. */
+    if (split > 0 && ms > 0 && now_ns() - l->registered < split * 1000L) {
+        atomic_fetch_sub(&unmade, 1);
+        l->fn(event, status, l->data);
+        free(l);
+        return;
+    }
     clRetainEvent(event);
     l->event = event;
     l->status = status;
@@ -147,6 +159,7 @@ clSetEventCallback(cl_event event, cl_int type, event_fn fn, void *data)
         return CL_OUT_OF_HOST_MEMORY;
     l->fn = fn;
     l->data = data;
+    l->registered = now_ns();
     pthread_mutex_lock(&lock);
     if (!running) {
         pthread_t t;
@@ -246,6 +259,13 @@ void
 latecb_set_wait_completes(int completes)
 {
     atomic_store(&wait_completes, completes);
+}
+
+void
+latecb_set_split_us(long us)
+{
+    pthread_once(&once, init);
+    atomic_store(&split_us, us);
 }
 
 void

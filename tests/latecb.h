@@ -21,6 +21,14 @@
  * holds them until latecb_release. Any thread. */
 void latecb_set_ms(long ms);
 
+/* With a delay ms > 0, delay only the callbacks of commands that end at
+ * least us microseconds after their registration, and make the others at
+ * once (0: delay them all, the default), as NVIDIA calls back promptly
+ * for short commands and late for those of a millisecond.
+ * CLGC_TEST_LATE_SPLIT_US sets it at the first registration. Any
+ * thread. */
+void latecb_set_split_us(long us);
+
 /* How many callbacks the driver has made that are not delivered yet, how
  * many registrations it has not called back for yet, and how many
  * callbacks were delivered late. Any thread. */

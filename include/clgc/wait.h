@@ -128,11 +128,13 @@ typedef enum clgc_wait_strategy {
  * CLGC_EINVAL for an unknown strategy. */
 CLGC_EXTERN int clgc_wait_set_strategy(clgc_wait_strategy_t strategy);
 
-/* What clgc learned of a platform's completion callbacks. A prompt
- * platform is sampled again now and then, at random, and turns late when
- * enough of its recent samples were; a late platform stays late (until
- * clgc_wait_set_strategy(CLGC_WAIT_LEARN)). How many samples decide, and
- * how late is late: docs/wait.md. */
+/* What clgc learned of a platform's completion callbacks, for short
+ * commands (those a wait sees complete within its first 200 us) and long
+ * ones apart: NVIDIA's callbacks are prompt for the first and late for
+ * the second. A class is sampled again now and then, at random: a prompt
+ * one turns late when enough of its recent samples were, a late one
+ * prompt when all were (clgc_wait_set_strategy(CLGC_WAIT_LEARN) forgets
+ * both). How many samples decide, and how late is late: docs/wait.md. */
 typedef enum clgc_wait_driver {
     CLGC_WAIT_DRIVER_LEARNING, /* too few samples yet */
     CLGC_WAIT_DRIVER_PROMPT,   /* most of the first samples were prompt */
@@ -159,12 +161,13 @@ typedef enum clgc_wait_own {
 } clgc_wait_own_t;
 
 typedef struct clgc_wait_driver_info {
+    /* The platform: late if either class is, else prompt if either is. */
     clgc_wait_driver_t learned;
     /* What waits on the platform do now: CLGC_WAIT_CALLBACK or
      * CLGC_WAIT_BACKOFF (the strategy set, or what was learned; with own
      * CLGC_WAIT_OWN_USED the synchronous waits use the driver's wait). */
     clgc_wait_strategy_t strategy;
-    unsigned prompt, late; /* samples of each kind so far */
+    unsigned prompt, late; /* samples of each kind so far, both classes */
     /* The median lateness of the last samples, in ns: how long after a
      * poll saw the command complete its callback came (0 for a callback
      * that came first; for one that had not come when the next poll
@@ -173,6 +176,8 @@ typedef struct clgc_wait_driver_info {
     /* Its own clWaitForEvents, and the samples of it: slept, busy. */
     clgc_wait_own_t own;
     unsigned own_sleeps, own_busy;
+    /* Each class: short commands, long ones. */
+    clgc_wait_driver_t learned_short, learned_long;
 } clgc_wait_driver_info_t;
 
 /* Fill *info with what clgc learned of platform's callbacks. Platforms of

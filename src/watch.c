@@ -95,6 +95,7 @@ static unsigned clgc__armed_fast; /* of which fast */
 static long clgc__fast_since;     /* when the newest fast one was armed */
 static int clgc__watcher_running, clgc__kicked;
 static int clgc__watcher_asleep; /* in its untimed wait: signal to arm */
+static long clgc__idle_since;    /* when the last armed watch went; 0: armed */
 
 /* The watcher's list of what it looks at, its own. */
 struct clgc__look {
@@ -194,7 +195,8 @@ clgc__claim(uintptr_t id, cl_event *release)
     w = s->w;
     s->w = NULL;
     if (s->armed) {
-        clgc__armed--;
+        if (--clgc__armed == 0)
+            clgc__idle_since = clgc__clock_ns(CLOCK_MONOTONIC);
         if (s->fast)
             clgc__armed_fast--;
     }
@@ -346,7 +348,6 @@ clgc__watcher(void *unused)
     long delay = CLGC__WATCH_SLOW_NS;  /* from one slow look to the next */
     long due = 0;                      /* the next slow look; 0: none planned */
     long fast_last = 0, fast_took = 0; /* the last fast look */
-    long idle_since = 0;               /* nothing armed since; 0: armed */
 
     (void)unused;
     /* For ps -L, top -H and debuggers; and the tests find it by name. */
@@ -370,11 +371,10 @@ clgc__watcher(void *unused)
              * per burst; an idle one costs two wakeups, then nothing. */
             now = clgc__clock_ns(CLOCK_MONOTONIC);
             delay = CLGC__WATCH_SLOW_NS;
-            if (idle_since == 0)
-                idle_since = now;
-            if (now - idle_since >= CLGC__WATCH_LINGER_NS) {
+            if (clgc__idle_since == 0) /* nothing was ever armed */
+                clgc__idle_since = now;
+            if (now - clgc__idle_since >= CLGC__WATCH_LINGER_NS) {
                 due = 0;
-                idle_since = 0;
                 clgc__watcher_asleep = 1;
                 pthread_cond_wait(&clgc__watch_cond, &clgc__watch_lock);
                 clgc__watcher_asleep = 0;
@@ -382,10 +382,13 @@ clgc__watcher(void *unused)
             }
             if (due <= now)
                 due = now + delay;
-            clgc__watcher_sleep(due);
+            /* The linger counts from the last delivery, not from when
+             * the watcher woke to find it. */
+            clgc__watcher_sleep(due < clgc__idle_since + CLGC__WATCH_LINGER_NS
+                                    ? due
+                                    : clgc__idle_since + CLGC__WATCH_LINGER_NS);
             continue;
         } else {
-            idle_since = 0;
             now = clgc__clock_ns(CLOCK_MONOTONIC);
             if (due == 0)
                 due = now + delay;
@@ -454,6 +457,7 @@ clgc__watch_child(void)
     }
     clgc__armed = 0;
     clgc__armed_fast = 0;
+    clgc__idle_since = 0;
     clgc__kicked = 0;
     clgc__watcher_running = 0;
     clgc__watcher_asleep = 0;

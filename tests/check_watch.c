@@ -336,6 +336,44 @@ START_TEST(notifications_reach_an_idle_watcher)
 }
 END_TEST
 
+/* Once the last pending notification is delivered, the watcher wakes on
+ * its slow period until two seconds have passed since that delivery,
+ * looking at nothing, then sleeps until signalled: three wakeups at most
+ * (at its period's next two ends, and the two seconds' end), however
+ * long the test takes to see it asleep. */
+START_TEST(an_idle_watcher_wakes_three_times_at_most)
+{
+    cl_context context = test_pocl_context();
+    cl_event ev = user_event(context);
+    cl_int status = 1;
+    long before, after;
+    pid_t watcher;
+
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_CALLBACK), CLGC_OK);
+    test_thread = pthread_self();
+    sem_init(&handled_sem, 0, 0);
+    atomic_store(&handled, 0);
+    ck_assert_int_eq(clgc_event_notify(ev, CLGC_NOTIFY_RAW, count, &status),
+                     CL_SUCCESS);
+    while ((watcher = test_thread_named("clgc-watcher")) == 0)
+        sched_yield();
+    before = test_thread_wakeups(watcher);
+    ck_assert_int_ge(before, 0);
+    ck_assert_int_eq(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    while (atomic_load(&handled) != 1) /* inline on PoCL */
+        sem_wait(&handled_sem);
+    atomic_store(&watcher_queries, 0);
+    while (!test_sleeps_untimed(watcher))
+        let_time_pass();
+    after = test_thread_wakeups(watcher);
+    ck_assert_int_le(after - before, 3);
+    ck_assert_int_eq(atomic_load(&watcher_queries), 0);
+    ck_assert_int_eq(status, CL_COMPLETE);
+    clReleaseEvent(ev);
+    clReleaseContext(context);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -355,6 +393,7 @@ main(void)
     tcase_add_test(tc, a_late_wait_callback_is_harmless);
     tcase_add_test(tc, a_late_notification_callback_is_harmless);
     tcase_add_test(tc, notifications_reach_an_idle_watcher);
+    tcase_add_test(tc, an_idle_watcher_wakes_three_times_at_most);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -544,6 +544,24 @@ test_sleeps_timed(pid_t tid)
     return futex_timeout(tid, &timeout) && timeout != 0;
 }
 
+long
+test_thread_wakeups(pid_t tid)
+{
+    char path[64], line[128];
+    long n = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+            n = atol(line + 24);
+    fclose(f);
+    return n;
+}
+
 pid_t
 test_thread_named(const char *name)
 {

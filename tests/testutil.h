@@ -219,6 +219,9 @@ int test_sleeps_timed(pid_t tid);
 
 /* The id of this process's thread named name (its comm), or 0. */
 pid_t test_thread_named(const char *name);
+/* How many times thread tid of this process has slept and been woken
+ * (its voluntary context switches), or -1. */
+long test_thread_wakeups(pid_t tid);
 
 /* The tests' device (PoCL's, or CLGC_TEST_PLATFORM's) with a queue and
  * test_spin_src's kernel "spin", its argument 0 set to a buffer of

@@ -328,28 +328,6 @@ pick_platform(const char *want, cl_platform_id *platform)
     return 0;
 }
 
-/* An in-order queue: clCreateCommandQueue on an OpenCL 1.x device
- * (Oclgrind), whose driver may lack the 2.0 call, else
- * clCreateCommandQueueWithProperties. */
-static cl_command_queue
-bench_queue_create(cl_context context, cl_device_id device,
-                   cl_command_queue_properties bits, cl_int *err)
-{
-    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, bits, 0};
-    char version[64] = "";
-
-    if (clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1, version,
-                        NULL) == CL_SUCCESS &&
-        strncmp(version, "OpenCL 1.", 9) == 0) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-        return clCreateCommandQueue(context, device, bits, err);
-#pragma GCC diagnostic pop
-    }
-    return clCreateCommandQueueWithProperties(context, device,
-                                              bits != 0 ? props : NULL, err);
-}
-
 int
 bench_wait(int argc, char **argv)
 {
@@ -420,7 +398,7 @@ bench_wait(int argc, char **argv)
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) != 0)
         return 1;
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    l.queue = bench_queue_create(context, device, 0, &err);
+    l.queue = clgc_create_command_queue(context, device, NULL, &err);
     program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
     if (clgc_queue_create(&l.cq) != CLGC_OK ||
         clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)

@@ -331,28 +331,6 @@ demo_build(const struct demo_calls *c, cl_program *keep)
     return err;
 }
 
-/* An in-order queue: clCreateCommandQueue on an OpenCL 1.x device
- * (Oclgrind), whose driver may lack the 2.0 call, else
- * clCreateCommandQueueWithProperties. */
-static cl_command_queue
-demo_queue_create(cl_context context, cl_device_id device,
-                  cl_command_queue_properties bits, cl_int *err)
-{
-    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, bits, 0};
-    char version[64] = "";
-
-    if (clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1, version,
-                        NULL) == CL_SUCCESS &&
-        strncmp(version, "OpenCL 1.", 9) == 0) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-        return clgc_clCreateCommandQueue(context, device, bits, err);
-#pragma GCC diagnostic pop
-    }
-    return clgc_clCreateCommandQueueWithProperties(
-        context, device, bits != 0 ? props : NULL, err);
-}
-
 /* The device, a context, a queue, the spin kernel and a completion
  * queue. Set-up, not measured: clgc's wrappers work on any thread, and
  * on one the runtime does not know (this one, for the VM) they are the
@@ -367,7 +345,7 @@ demo_open(const struct demo_options *opt, struct demo_result *out)
         return 1;
     cl.context = clgc_clCreateContext(NULL, 1, &cl.device, NULL, NULL, &err);
     if (err == CL_SUCCESS)
-        cl.queue = demo_queue_create(cl.context, cl.device, 0, &err);
+        cl.queue = clgc_create_command_queue(cl.context, cl.device, NULL, &err);
     if (err == CL_SUCCESS) /* PoCL's first build is slow: not timed */
         err = demo_build(&clgc_calls, &cl.program);
     if (err == CL_SUCCESS)

@@ -289,6 +289,8 @@ EXPORTS = {
             "clgc_info_find", "clgc_info_type_name", "clgc_info_type_size",
             "clgc_object_kind_at",
             "clgc_object_kind_count", "clgc_object_kind_find",
+            # OpenCL the same on every version (clgc/portable.h)
+            "clgc_create_command_queue",
         ]),
         # For clgc's own libraries only: libclgc-layer hands libclgc the
         # loader's table (src/layer.h). Not part of the interface.

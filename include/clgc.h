@@ -9,6 +9,7 @@
  *   clgc/runtime.h   the runtime interface: safe regions, thread attach
  *   clgc/commands.h  metadata about every OpenCL command
  *   clgc/names.h     error names, info queries and their types, object kinds
+ *   clgc/portable.h  OpenCL the same on every version: command queues
  *   clgc/wrappers.h  clgc_<name> for every OpenCL command (generated)
  *   clgc/queue.h     completion queues: work run on the owner thread
  *   clgc/wait.h      the cooperative wait, event notifications
@@ -48,6 +49,7 @@
 #include "clgc/runtime.h"
 #include "clgc/commands.h"
 #include "clgc/names.h"
+#include "clgc/portable.h"
 #include "clgc/wrappers.h"
 #include "clgc/queue.h"
 #include "clgc/wait.h"

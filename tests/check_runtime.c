@@ -405,6 +405,56 @@ START_TEST(command_metadata_matches_the_api)
 }
 END_TEST
 
+/* A command queue on any OpenCL version: PoCL's 3.0 device takes the 2.0
+ * call, Oclgrind's 1.2 one (run's Oclgrind stage) the 1.x call, which
+ * takes the CL_QUEUE_PROPERTIES bits and refuses any other property. */
+START_TEST(a_command_queue_on_any_version)
+{
+    cl_platform_id platform = test_platform(TEST_POCL);
+    cl_ulong profiling[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_ulong sized[] = {CL_QUEUE_SIZE, 1024, 0};
+    cl_command_queue_properties got = 0;
+    char version[1024] = "";
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue q;
+    cl_int err = 1;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
+    ck_assert_int_eq(clGetDeviceInfo(device, CL_DEVICE_VERSION,
+                                     sizeof(version) - 1, version, NULL),
+                     CL_SUCCESS);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+
+    q = clgc_create_command_queue(context, device, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(clReleaseCommandQueue(q), CL_SUCCESS);
+    q = clgc_create_command_queue(context, device, profiling, NULL);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(
+        clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof(got), &got, NULL),
+        CL_SUCCESS);
+    ck_assert(got & CL_QUEUE_PROFILING_ENABLE);
+    ck_assert_int_eq(clReleaseCommandQueue(q), CL_SUCCESS);
+    if (strncmp(version, "OpenCL 1.", 9) == 0) {
+        err = 1;
+        ck_assert_ptr_null(
+            clgc_create_command_queue(context, device, sized, &err));
+        ck_assert_int_eq(err, CL_INVALID_QUEUE_PROPERTIES);
+    }
+    err = 1;
+    ck_assert_ptr_null(clgc_create_command_queue(context, NULL, NULL, &err));
+    ck_assert_int_eq(err, CL_INVALID_DEVICE);
+    err = 1;
+    ck_assert_ptr_null(clgc_create_command_queue(NULL, device, NULL, &err));
+    ck_assert_int_eq(err, CL_INVALID_CONTEXT);
+    clReleaseContext(context);
+}
+END_TEST
+
 Suite *
 clgc_make_commands_suite(void)
 {
@@ -413,6 +463,7 @@ clgc_make_commands_suite(void)
 
     tcase_add_test(tc, commands_are_all_there_in_order);
     tcase_add_test(tc, command_metadata_matches_the_api);
+    tcase_add_test(tc, a_command_queue_on_any_version);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -264,7 +264,7 @@ premise_probe(void)
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     if (err != CL_SUCCESS)
         return 1 << TEST_PREMISES;
-    queue = test_queue_create_raw(context, device, &err);
+    queue = clgc_create_command_queue(context, device, NULL, &err);
     p.gate = clCreateUserEvent(context, &err);
     if (queue == NULL || err != CL_SUCCESS ||
         pthread_create(&t, NULL, premise_probe_gate, &p) != 0)
@@ -592,42 +592,13 @@ test_thread_named(const char *name)
     return found;
 }
 
-/* 1 if device reports OpenCL 1.x ("OpenCL 1.2 ..."), 0 otherwise. */
-static int
-device_is_1x(cl_device_id device)
-{
-    char version[1024] = "";
-
-    /* Unanswered: not 1.x, and the queue's creation says what failed. */
-    if (clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1, version,
-                        NULL) != CL_SUCCESS)
-        return 0;
-    return strncmp(version, "OpenCL 1.", 9) == 0;
-}
-
-cl_command_queue
-test_queue_create_raw(cl_context context, cl_device_id device, cl_int *err)
-{
-    cl_command_queue queue;
-
-    if (device_is_1x(device)) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-        queue = clCreateCommandQueue(context, device, 0, err);
-#pragma GCC diagnostic pop
-    } else {
-        queue = clCreateCommandQueueWithProperties(context, device, NULL, err);
-    }
-    return queue;
-}
-
 cl_command_queue
 test_queue_create(cl_context context, cl_device_id device)
 {
     cl_command_queue queue;
     cl_int err = CL_SUCCESS;
 
-    queue = test_queue_create_raw(context, device, &err);
+    queue = clgc_create_command_queue(context, device, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     ck_assert_ptr_nonnull(queue);
     return queue;

@@ -70,14 +70,9 @@ cl_context test_pocl_context(void);
  * the Check programs, again under ThreadSanitizer (CK_INCLUDE_TAGS). */
 #define TEST_TAG_THREADED "threaded"
 
-/* An in-order queue on device: clCreateCommandQueueWithProperties where
- * the device has OpenCL 2.0 or newer, clCreateCommandQueue on an OpenCL
- * 1.x device (Oclgrind), whose driver may not have the newer call.
- * Fails the test if neither makes one. Raw calls. */
+/* An in-order queue on device (clgc_create_command_queue, on any OpenCL
+ * version). Fails the test if none is made. */
 cl_command_queue test_queue_create(cl_context context, cl_device_id device);
-/* The same, outside a test case: the queue or NULL, with *err. */
-cl_command_queue test_queue_create_raw(cl_context context, cl_device_id device,
-                                       cl_int *err);
 
 /* Add a test that relies on what PoCL 3.1 does and OpenCL does not
  * promise (a callback on the calling thread, native kernels, no callback

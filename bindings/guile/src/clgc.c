@@ -1101,37 +1101,16 @@ make_context(SCM devs)
     return wrap(K_CONTEXT, c);
 }
 
-/* An in-order queue: clCreateCommandQueue on an OpenCL 1.x device
- * (Oclgrind), whose driver may lack the 2.0 call, else
- * clCreateCommandQueueWithProperties. */
-static cl_command_queue
-queue_create(cl_context context, cl_device_id device,
-             cl_command_queue_properties bits, cl_int *err)
-{
-    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, bits, 0};
-    char version[64] = "";
-
-    if (clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof(version) - 1, version,
-                        NULL) == CL_SUCCESS &&
-        strncmp(version, "OpenCL 1.", 9) == 0) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-        return clgc_clCreateCommandQueue(context, device, bits, err);
-#pragma GCC diagnostic pop
-    }
-    return clgc_clCreateCommandQueueWithProperties(
-        context, device, bits != 0 ? props : NULL, err);
-}
-
 static SCM
 make_queue(SCM context, SCM device, SCM profiling)
 {
     void *c = unwrap(K_CONTEXT, context, 1, "make-command-queue");
     void *d = unwrap(K_DEVICE, device, 2, "make-command-queue");
     int prof = !SCM_UNBNDP(profiling) && scm_is_true(profiling);
+    cl_ulong props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     cl_int err = CL_SUCCESS;
     cl_command_queue q =
-        queue_create(c, d, prof ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+        clgc_create_command_queue(c, d, prof ? props : NULL, &err);
 
     CHECK_CL(err, "make-command-queue");
     return wrap(K_QUEUE, q);

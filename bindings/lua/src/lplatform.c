@@ -106,37 +106,6 @@ lclgc_context(lua_State *L)
     return 1;
 }
 
-/* A command queue with the properties of a zero-terminated list, on any
- * device: an OpenCL 1.x device (Oclgrind, 1.2) may lack
- * clCreateCommandQueueWithProperties, so it gets clCreateCommandQueue with
- * the list's CL_QUEUE_PROPERTIES bits; a property 1.x has no parameter for
- * is CL_INVALID_VALUE there. */
-static cl_command_queue
-lclgc_create_queue(cl_context c, cl_device_id d,
-                   const cl_queue_properties *props, cl_int *err)
-{
-    char version[1024] = "";
-    cl_command_queue_properties bits = 0;
-
-    *err = clgc_clGetDeviceInfo(d, CL_DEVICE_VERSION, sizeof(version) - 1,
-                                version, NULL);
-    if (*err != CL_SUCCESS)
-        return NULL;
-    if (strncmp(version, "OpenCL 1.", 9) != 0)
-        return clgc_clCreateCommandQueueWithProperties(c, d, props, err);
-    for (const cl_queue_properties *p = props; p[0] != 0; p += 2) {
-        if (p[0] != CL_QUEUE_PROPERTIES) {
-            *err = CL_INVALID_VALUE;
-            return NULL;
-        }
-        bits |= (cl_command_queue_properties)p[1];
-    }
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    return clgc_clCreateCommandQueue(c, d, bits, err);
-#pragma GCC diagnostic pop
-}
-
 /* Context:queue(device [, {profiling = true, out_of_order = true}]) ->
  * Queue */
 static int
@@ -145,7 +114,7 @@ lclgc_context_queue(lua_State *L)
     const char *fn = "clgc.Context:queue";
     cl_context c = lclgc_check(L, 1, LCLGC_CONTEXT, fn);
     cl_device_id d = lclgc_check(L, 2, LCLGC_DEVICE, fn);
-    cl_queue_properties props[3] = {0, 0, 0};
+    cl_ulong props[3] = {0, 0, 0};
     cl_int err = CL_SUCCESS;
     cl_command_queue q;
 
@@ -160,7 +129,7 @@ lclgc_context_queue(lua_State *L)
         if (props[1] != 0)
             props[0] = CL_QUEUE_PROPERTIES;
     }
-    q = lclgc_create_queue(c, d, props, &err);
+    q = clgc_create_command_queue(c, d, props, &err);
     if (q == NULL)
         return lclgc_cl_error(L, fn, err);
     lclgc_push_handle(L, LCLGC_QUEUE, q);

@@ -474,6 +474,10 @@ clgc__plan_for(int platform, int c, int may_sample)
         if (may_sample && clgc__sampler_take(platform))
             return (struct clgc__plan){CLGC__PLAN_SAMPLE,
                                        CLGC__BECAUSE_LEARNING, ask};
+        /* Long commands not known yet, and not sampled by this wait:
+         * as the short ones, whatever those are learned. */
+        if (c == CLGC__LONG)
+            return clgc__plan_for(platform, CLGC__SHORT, 0);
         return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_CROWDED,
                                    ask};
     }

@@ -612,9 +612,11 @@ def commands_c(reg):
         if not c.params:
             continue
         out.append("static const clgc_param_t clgc__p_%s[] = {" % c.name)
-        for p in c.params:
-            out.append('    {"%s", "%s", CLGC_CTYPE_%s},' % (
-                p.type, p.name, p.ctype))
+        for i, p in enumerate(c.params):
+            count, size, why = tables.pointer_reach(c.params, i)
+            out.append('    {"%s", "%s", CLGC_CTYPE_%s, %d, %s, %s},' % (
+                p.type, p.name, p.ctype, count, size,
+                '"%s"' % why if why else "NULL"))
         out += ["};", ""]
     out += ["/* Sorted by name, for clgc_command_find(). */",
             "const clgc_command_t clgc__commands[CLGC__N_COMMANDS] = {"]

@@ -291,6 +291,8 @@ EXPORTS = {
             "clgc_object_kind_count", "clgc_object_kind_find",
             # OpenCL the same on every version (clgc/portable.h)
             "clgc_create_command_queue",
+            # a pointer argument's reach (clgc/ffi.h)
+            "clgc_command_reach",
         ]),
         # For clgc's own libraries only: libclgc-layer hands libclgc the
         # loader's table (src/layer.h). Not part of the interface.
@@ -974,3 +976,67 @@ INFO_TYPES = {
         "CL_PROFILING_COMMAND_COMPLETE": "ULONG",
     },
 }
+
+
+# How far a pointer parameter reaches (clgc_param_t's count_param,
+# elem_size and unknown; clgc_command_reach): the bytes a command may read
+# or write through it, from the parameters OpenCL's conventions pair it
+# with. The size of each element type clgc knows, as a C expression.
+POINTEE_SIZES = {
+    "char": "1", "unsigned char": "1", "cl_char": "1", "cl_uchar": "1",
+    "cl_int": "4", "cl_uint": "4", "cl_bool": "4", "cl_build_status": "4",
+    "cl_long": "8", "cl_ulong": "8", "size_t": "sizeof(size_t)",
+    "cl_context_properties": "sizeof(intptr_t)",
+    "cl_device_partition_property": "sizeof(intptr_t)",
+    "cl_queue_properties": "8", "cl_mem_properties": "8",
+    "cl_sampler_properties": "8", "cl_pipe_properties": "sizeof(intptr_t)",
+    "cl_image_format": "sizeof(cl_image_format)",
+    "cl_platform_id": "sizeof(void *)", "cl_device_id": "sizeof(void *)",
+    "cl_context": "sizeof(void *)", "cl_command_queue": "sizeof(void *)",
+    "cl_program": "sizeof(void *)", "cl_kernel": "sizeof(void *)",
+    "cl_mem": "sizeof(void *)", "cl_event": "sizeof(void *)",
+    "cl_sampler": "sizeof(void *)",
+}
+# Integer parameters that count the typed pointer after them.
+COUNTS = ("count", "work_dim")
+
+
+def pointer_reach(params, i):
+    """(count, size, unknown) for parameter i of a command's params: the
+    index of the integer parameter whose value counts its elements (-1:
+    one element), the C expression of an element's size ("0": no reach),
+    and where it cannot be known, why (None otherwise). A handle or a
+    callback has no reach and no reason: it points at nothing the caller
+    sizes."""
+    p = params[i]
+    if p.ctype != "POINTER" or "*" not in p.type:
+        return -1, "0", None
+    names = [q.name for q in params]
+    bare = p.type[6:] if p.type.startswith("const ") else p.type
+    star = bare.index("*")
+    if bare == "void *" or bare == "void*":
+        for n in (p.name + "_size",
+                  p.name[:-6] + "_size" if p.name.endswith("_value") else "",
+                  "size"):
+            if n and n in names and params[names.index(n)].ctype != "POINTER":
+                return names.index(n), "1", None
+        return -1, "0", "no parameter gives its size"
+    if p.type == "const char *":
+        return -1, "0", "a NUL-terminated string"
+    if "*" in bare[star + 1:]:
+        size = "sizeof(void *)"                 # an array of pointers
+    else:
+        elem = bare[:star].strip()
+        if elem not in POINTEE_SIZES:
+            return -1, "0", "the size of %s is not in clgc's table" % elem
+        size = POINTEE_SIZES[elem]
+    if (p.name.endswith("_ret") or p.name.startswith("num_") or
+            p.name == "event"):
+        return -1, size, None
+    for j in range(i - 1, -1, -1):
+        q = params[j]
+        if q.ctype != "POINTER" and (q.name.startswith("num_") or
+                                     q.name in COUNTS):
+            return j, size, None
+    return -1, "0", "no parameter counts it"
+

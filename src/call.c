@@ -130,3 +130,60 @@ clgc_command_call_by_name(const char *name, unsigned nargs,
         return CLGC_ENOCOMMAND;
     return clgc_command_call(command, nargs, args, result);
 }
+
+/* An integer argument's value, or -1 for a negative one or a ctype that
+ * is no integer; saturated at INT64_MAX. */
+static int64_t
+clgc__count_of(const clgc_arg_t *a)
+{
+    switch (a->ctype) {
+    case CLGC_CTYPE_INT8:
+        return a->value.i8;
+    case CLGC_CTYPE_UINT8:
+        return a->value.u8;
+    case CLGC_CTYPE_INT16:
+        return a->value.i16;
+    case CLGC_CTYPE_UINT16:
+        return a->value.u16;
+    case CLGC_CTYPE_INT32:
+        return a->value.i32;
+    case CLGC_CTYPE_UINT32:
+        return a->value.u32;
+    case CLGC_CTYPE_INT64:
+        return a->value.i64;
+    case CLGC_CTYPE_UINT64:
+        return a->value.u64 > (uint64_t)INT64_MAX ? INT64_MAX
+                                                  : (int64_t)a->value.u64;
+    case CLGC_CTYPE_INTPTR:
+        return a->value.iptr;
+    case CLGC_CTYPE_SIZE:
+        return a->value.size > (size_t)INT64_MAX ? INT64_MAX
+                                                 : (int64_t)a->value.size;
+    default:
+        return -1;
+    }
+}
+
+int64_t
+clgc_command_reach(const clgc_command_t *command, unsigned i,
+                   const clgc_arg_t *args)
+{
+    const clgc_param_t *p;
+    int64_t n;
+
+    if (command == NULL || i >= command->nparams || command->params == NULL)
+        return -1;
+    p = &command->params[i];
+    if (p->elem_size == 0)
+        return -1;
+    if (p->count_param < 0)
+        return (int64_t)p->elem_size;
+    if (args == NULL || (unsigned)p->count_param >= command->nparams)
+        return -1;
+    n = clgc__count_of(&args[p->count_param]);
+    if (n < 0)
+        return -1;
+    return (uint64_t)n > (uint64_t)INT64_MAX / p->elem_size
+               ? INT64_MAX
+               : n * (int64_t)p->elem_size;
+}

@@ -130,7 +130,8 @@ fake_command(struct fake_command *f, clgc_ctype_t result, unsigned nparams,
 {
     memset(f, 0, sizeof(*f));
     for (unsigned i = 0; i < nparams; i++)
-        f->params[i] = (clgc_param_t){"x", "x", param};
+        f->params[i] = (clgc_param_t){
+            .type = "x", .name = "x", .ctype = param, .count_param = -1};
     f->command = (clgc_command_t){.name = "closure",
                                   .result_type = "x",
                                   .result_ctype = result,

@@ -455,6 +455,83 @@ START_TEST(a_command_queue_on_any_version)
 }
 END_TEST
 
+/* Every pointer to data of every command says how far the command
+ * reaches through it, or why that cannot be known; nothing else claims a
+ * reach; and a count names an integer parameter. */
+START_TEST(every_pointer_has_a_reach_or_a_reason)
+{
+    size_t known = 0, unknown = 0;
+
+    for (size_t i = 0; i < clgc_command_count(); i++) {
+        const clgc_command_t *c = clgc_command_at(i);
+
+        for (unsigned j = 0; j < c->nparams; j++) {
+            const clgc_param_t *p = &c->params[j];
+            int data =
+                p->ctype == CLGC_CTYPE_POINTER && strchr(p->type, '*') != NULL;
+
+            ck_assert_msg(!data || (p->elem_size > 0) != (p->unknown != NULL),
+                          "%s %s: a reach or a reason", c->name, p->name);
+            ck_assert_msg(data || (p->elem_size == 0 && p->unknown == NULL),
+                          "%s %s: no reach", c->name, p->name);
+            ck_assert_int_lt(p->count_param, (int)c->nparams);
+            ck_assert_int_ne(p->count_param, (int)j);
+            if (p->count_param >= 0) {
+                clgc_ctype_t t = c->params[p->count_param].ctype;
+
+                ck_assert_msg(
+                    t != CLGC_CTYPE_POINTER && t != CLGC_CTYPE_FUNCTION &&
+                        t != CLGC_CTYPE_FLOAT && t != CLGC_CTYPE_DOUBLE,
+                    "%s %s: counted by an integer", c->name, p->name);
+            }
+            known += p->elem_size > 0;
+            unknown += p->unknown != NULL;
+        }
+    }
+    ck_assert_uint_gt(known, 300);
+    ck_assert_uint_gt(unknown, 0);
+}
+END_TEST
+
+/* clgc_command_reach over the arguments of a call. */
+START_TEST(a_pointer_reaches_what_its_count_says)
+{
+    const clgc_command_t *info = clgc_command_find("clGetDeviceInfo"),
+                         *nd = clgc_command_find("clEnqueueNDRangeKernel"),
+                         *src = clgc_command_find("clCreateProgramWithSource");
+    clgc_arg_t a[9];
+
+    memset(a, 0, sizeof(a));
+    a[2] = (clgc_arg_t){CLGC_CTYPE_SIZE, {.size = 24}};
+    ck_assert_int_eq(clgc_command_reach(info, 3, a), 24);
+    ck_assert_int_eq(clgc_command_reach(info, 4, a), (int64_t)sizeof(size_t));
+    ck_assert_int_eq(clgc_command_reach(info, 0, a), -1); /* a handle */
+    ck_assert_int_eq(clgc_command_reach(info, 2, a), -1); /* a value */
+    ck_assert_int_eq(clgc_command_reach(info, 5, a), -1); /* no such */
+    a[2].value.size = SIZE_MAX;
+    ck_assert_int_eq(clgc_command_reach(info, 3, a), INT64_MAX);
+
+    memset(a, 0, sizeof(a));
+    a[2] = (clgc_arg_t){CLGC_CTYPE_UINT32, {.u32 = 3}};
+    a[6] = (clgc_arg_t){CLGC_CTYPE_UINT32, {.u32 = 2}};
+    ck_assert_str_eq(nd->params[4].name, "global_work_size");
+    ck_assert_int_eq(clgc_command_reach(nd, 4, a), 3 * (int64_t)sizeof(size_t));
+    ck_assert_str_eq(nd->params[7].name, "event_wait_list");
+    ck_assert_int_eq(clgc_command_reach(nd, 7, a), 2 * (int64_t)sizeof(void *));
+    ck_assert_int_eq(clgc_command_reach(nd, 8, a), (int64_t)sizeof(void *));
+
+    memset(a, 0, sizeof(a));
+    a[1] = (clgc_arg_t){CLGC_CTYPE_UINT32, {.u32 = 4}};
+    ck_assert_str_eq(src->params[2].name, "strings");
+    ck_assert_int_eq(clgc_command_reach(src, 2, a),
+                     4 * (int64_t)sizeof(void *));
+    ck_assert_int_eq(clgc_command_reach(NULL, 0, a), -1);
+    ck_assert_str_eq(
+        clgc_command_find("clGetExtensionFunctionAddress")->params[0].unknown,
+        "a NUL-terminated string");
+}
+END_TEST
+
 Suite *
 clgc_make_commands_suite(void)
 {
@@ -464,6 +541,8 @@ clgc_make_commands_suite(void)
     tcase_add_test(tc, commands_are_all_there_in_order);
     tcase_add_test(tc, command_metadata_matches_the_api);
     tcase_add_test(tc, a_command_queue_on_any_version);
+    tcase_add_test(tc, every_pointer_has_a_reach_or_a_reason);
+    tcase_add_test(tc, a_pointer_reaches_what_its_count_says);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -209,6 +209,18 @@ CLGC_EXTERN int clgc_command_call_by_name(const char *name, unsigned nargs,
                                           const clgc_arg_t *args,
                                           clgc_value_t *result);
 
+/* How many bytes command may read or write through its pointer parameter
+ * i, given the call's arguments (args: its nparams arguments, as
+ * clgc_command_call takes them): the parameter's count_param argument
+ * times its elem_size, or one element (clgc_param_t in clgc/commands.h),
+ * saturated at INT64_MAX. -1 where it cannot be known (the parameter's
+ * unknown says why), where i is no pointer to data, or for a count whose
+ * argument is negative or of a ctype that is no integer. A binding checks
+ * the memory it passes against it before the call: what the two bindings
+ * both did before clgc said it. Any thread; no call is made. */
+CLGC_EXTERN int64_t clgc_command_reach(const clgc_command_t *command,
+                                       unsigned i, const clgc_arg_t *args);
+
 CLGC_END_DECLS
 
 #endif /* CLGC_FFI_H */

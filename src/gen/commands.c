@@ -3,2085 +3,2085 @@
  * Do not edit: change the generator or its tables and run `make regen`. */
 
 static const clgc_param_t clgc__p_clBuildProgram[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32},
-    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER},
-    {"const char *", "options", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"const char *", "options", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clCancelCommandsIMG[] = {
-    {"const cl_event *", "event_list", CLGC_CTYPE_POINTER},
-    {"size_t", "num_events_in_list", CLGC_CTYPE_SIZE},
+    {"const cl_event *", "event_list", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "num_events_in_list", CLGC_CTYPE_SIZE, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clCloneKernel[] = {
-    {"cl_kernel", "source_kernel", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "source_kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCommandBarrierWithWaitListKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandCopyBufferKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER},
-    {"size_t", "src_offset", CLGC_CTYPE_SIZE},
-    {"size_t", "dst_offset", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"size_t", "src_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "dst_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandCopyBufferRectKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER},
-    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "src_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "src_slice_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "dst_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "dst_slice_pitch", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "src_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "src_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "dst_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "dst_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandCopyBufferToImageKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER},
-    {"size_t", "src_offset", CLGC_CTYPE_SIZE},
-    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"size_t", "src_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandCopyImageKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_image", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER},
-    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_mem", "src_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandCopyImageToBufferKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_image", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER},
-    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "dst_offset", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_mem", "src_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "dst_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandFillBufferKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"const void *", "pattern", CLGC_CTYPE_POINTER},
-    {"size_t", "pattern_size", CLGC_CTYPE_SIZE},
-    {"size_t", "offset", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "pattern", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t", "pattern_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandFillImageKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem", "image", CLGC_CTYPE_POINTER},
-    {"const void *", "fill_color", CLGC_CTYPE_POINTER},
-    {"const size_t *", "origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_mem", "image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "fill_color", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"const size_t *", "origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandNDRangeKernelKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32},
-    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER},
-    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER},
-    {"const size_t *", "local_work_size", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER, 4, sizeof(size_t), NULL},
+    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER, 4, sizeof(size_t), NULL},
+    {"const size_t *", "local_work_size", CLGC_CTYPE_POINTER, 4, sizeof(size_t), NULL},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandSVMMemFillKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"void *", "svm_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "pattern", CLGC_CTYPE_POINTER},
-    {"size_t", "pattern_size", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"void *", "svm_ptr", CLGC_CTYPE_POINTER, 6, 1, NULL},
+    {"const void *", "pattern", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t", "pattern_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCommandSVMMemcpyKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"void *", "dst_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "src_ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_command_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_properties_khr is not in clgc's table"},
+    {"void *", "dst_ptr", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"const void *", "src_ptr", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_sync_points_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_sync_point_khr *", "sync_point_wait_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_sync_point_khr *", "sync_point", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_sync_point_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "mutable_handle", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clCompileProgram[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32},
-    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER},
-    {"const char *", "options", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_input_headers", CLGC_CTYPE_UINT32},
-    {"const cl_program *", "input_headers", CLGC_CTYPE_POINTER},
-    {"const char **", "header_include_names", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"const char *", "options", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"cl_uint", "num_input_headers", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_program *", "input_headers", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"const char **", "header_include_names", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clCreateAcceleratorINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_accelerator_type_intel", "accelerator_type", CLGC_CTYPE_UINT32},
-    {"size_t", "descriptor_size", CLGC_CTYPE_SIZE},
-    {"const void *", "descriptor", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_accelerator_type_intel", "accelerator_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "descriptor_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "descriptor", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateBuffer[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"void *", "host_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "host_ptr", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateBufferWithProperties[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_mem_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"void *", "host_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_mem_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "host_ptr", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateBufferWithPropertiesINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"void *", "host_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mem_properties_intel is not in clgc's table"},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "host_ptr", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateCommandBufferKHR[] = {
-    {"cl_uint", "num_queues", CLGC_CTYPE_UINT32},
-    {"const cl_command_queue *", "queues", CLGC_CTYPE_POINTER},
-    {"const cl_command_buffer_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_uint", "num_queues", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_command_queue *", "queues", CLGC_CTYPE_POINTER, 0, sizeof(void *), NULL},
+    {"const cl_command_buffer_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_buffer_properties_khr is not in clgc's table"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateCommandQueue[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_command_queue_properties", "properties", CLGC_CTYPE_UINT64},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue_properties", "properties", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateCommandQueueWithProperties[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"const cl_queue_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_queue_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateCommandQueueWithPropertiesKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"const cl_queue_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_queue_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_queue_properties_khr is not in clgc's table"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateContext[] = {
-    {"const cl_context_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32},
-    {"const cl_device_id *", "devices", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"const cl_context_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_device_id *", "devices", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateContextFromType[] = {
-    {"const cl_context_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_device_type", "device_type", CLGC_CTYPE_UINT64},
-    {"void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"const cl_context_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_device_type", "device_type", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"void (CL_CALLBACK *)(const char *errinfo, const void *private_info, size_t cb, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateEventFromEGLSyncKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"CLeglSyncKHR", "sync", CLGC_CTYPE_POINTER},
-    {"CLeglDisplayKHR", "display", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"CLeglSyncKHR", "sync", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"CLeglDisplayKHR", "display", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateEventFromGLsyncKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_GLsync", "sync", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_GLsync", "sync", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromD3D10BufferKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"ID3D10Buffer *", "resource", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"ID3D10Buffer *", "resource", CLGC_CTYPE_POINTER, -1, 0, "the size of ID3D10Buffer is not in clgc's table"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromD3D10Texture2DKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"ID3D10Texture2D *", "resource", CLGC_CTYPE_POINTER},
-    {"UINT", "subresource", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"ID3D10Texture2D *", "resource", CLGC_CTYPE_POINTER, -1, 0, "the size of ID3D10Texture2D is not in clgc's table"},
+    {"UINT", "subresource", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromD3D10Texture3DKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"ID3D10Texture3D *", "resource", CLGC_CTYPE_POINTER},
-    {"UINT", "subresource", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"ID3D10Texture3D *", "resource", CLGC_CTYPE_POINTER, -1, 0, "the size of ID3D10Texture3D is not in clgc's table"},
+    {"UINT", "subresource", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromD3D11BufferKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"ID3D11Buffer *", "resource", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"ID3D11Buffer *", "resource", CLGC_CTYPE_POINTER, -1, 0, "the size of ID3D11Buffer is not in clgc's table"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromD3D11Texture2DKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"ID3D11Texture2D *", "resource", CLGC_CTYPE_POINTER},
-    {"UINT", "subresource", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"ID3D11Texture2D *", "resource", CLGC_CTYPE_POINTER, -1, 0, "the size of ID3D11Texture2D is not in clgc's table"},
+    {"UINT", "subresource", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromD3D11Texture3DKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"ID3D11Texture3D *", "resource", CLGC_CTYPE_POINTER},
-    {"UINT", "subresource", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"ID3D11Texture3D *", "resource", CLGC_CTYPE_POINTER, -1, 0, "the size of ID3D11Texture3D is not in clgc's table"},
+    {"UINT", "subresource", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromDX9MediaSurfaceINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"IDirect3DSurface9 *", "resource", CLGC_CTYPE_POINTER},
-    {"HANDLE", "sharedHandle", CLGC_CTYPE_POINTER},
-    {"UINT", "plane", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"IDirect3DSurface9 *", "resource", CLGC_CTYPE_POINTER, -1, 0, "the size of IDirect3DSurface9 is not in clgc's table"},
+    {"HANDLE", "sharedHandle", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"UINT", "plane", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromDX9MediaSurfaceKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_dx9_media_adapter_type_khr", "adapter_type", CLGC_CTYPE_UINT32},
-    {"void *", "surface_info", CLGC_CTYPE_POINTER},
-    {"cl_uint", "plane", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_dx9_media_adapter_type_khr", "adapter_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "surface_info", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "plane", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromEGLImageKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"CLeglDisplayKHR", "egldisplay", CLGC_CTYPE_POINTER},
-    {"CLeglImageKHR", "eglimage", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"const cl_egl_image_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"CLeglDisplayKHR", "egldisplay", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"CLeglImageKHR", "eglimage", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_egl_image_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_egl_image_properties_khr is not in clgc's table"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromGLBuffer[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_GLuint", "bufobj", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_GLuint", "bufobj", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromGLRenderbuffer[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_GLuint", "renderbuffer", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_GLuint", "renderbuffer", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromGLTexture[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_GLenum", "target", CLGC_CTYPE_UINT32},
-    {"cl_GLint", "miplevel", CLGC_CTYPE_INT32},
-    {"cl_GLuint", "texture", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_GLenum", "target", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_GLint", "miplevel", CLGC_CTYPE_INT32, -1, 0, NULL},
+    {"cl_GLuint", "texture", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromGLTexture2D[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_GLenum", "target", CLGC_CTYPE_UINT32},
-    {"cl_GLint", "miplevel", CLGC_CTYPE_INT32},
-    {"cl_GLuint", "texture", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_GLenum", "target", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_GLint", "miplevel", CLGC_CTYPE_INT32, -1, 0, NULL},
+    {"cl_GLuint", "texture", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromGLTexture3D[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_GLenum", "target", CLGC_CTYPE_UINT32},
-    {"cl_GLint", "miplevel", CLGC_CTYPE_INT32},
-    {"cl_GLuint", "texture", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_GLenum", "target", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_GLint", "miplevel", CLGC_CTYPE_INT32, -1, 0, NULL},
+    {"cl_GLuint", "texture", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateFromVA_APIMediaSurfaceINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"VASurfaceID *", "surface", CLGC_CTYPE_POINTER},
-    {"cl_uint", "plane", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"VASurfaceID *", "surface", CLGC_CTYPE_POINTER, -1, 0, "the size of VASurfaceID is not in clgc's table"},
+    {"cl_uint", "plane", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateImage[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER},
-    {"const cl_image_desc *", "image_desc", CLGC_CTYPE_POINTER},
-    {"void *", "host_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const cl_image_desc *", "image_desc", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_image_desc is not in clgc's table"},
+    {"void *", "host_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateImage2D[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER},
-    {"size_t", "image_width", CLGC_CTYPE_SIZE},
-    {"size_t", "image_height", CLGC_CTYPE_SIZE},
-    {"size_t", "image_row_pitch", CLGC_CTYPE_SIZE},
-    {"void *", "host_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "image_width", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "image_height", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "image_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "host_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateImage3D[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER},
-    {"size_t", "image_width", CLGC_CTYPE_SIZE},
-    {"size_t", "image_height", CLGC_CTYPE_SIZE},
-    {"size_t", "image_depth", CLGC_CTYPE_SIZE},
-    {"size_t", "image_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "image_slice_pitch", CLGC_CTYPE_SIZE},
-    {"void *", "host_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "image_width", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "image_height", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "image_depth", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "image_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "image_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "host_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateImageWithProperties[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_mem_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER},
-    {"const cl_image_desc *", "image_desc", CLGC_CTYPE_POINTER},
-    {"void *", "host_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_mem_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const cl_image_desc *", "image_desc", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_image_desc is not in clgc's table"},
+    {"void *", "host_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateKernel[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"const char *", "kernel_name", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const char *", "kernel_name", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateKernelsInProgram[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_kernels", CLGC_CTYPE_UINT32},
-    {"cl_kernel *", "kernels", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_kernels_ret", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_kernels", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_kernel *", "kernels", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint *", "num_kernels_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreatePipe[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_uint", "pipe_packet_size", CLGC_CTYPE_UINT32},
-    {"cl_uint", "pipe_max_packets", CLGC_CTYPE_UINT32},
-    {"const cl_pipe_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_uint", "pipe_packet_size", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "pipe_max_packets", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_pipe_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateProgramWithBinary[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32},
-    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER},
-    {"const size_t *", "lengths", CLGC_CTYPE_POINTER},
-    {"const unsigned char **", "binaries", CLGC_CTYPE_POINTER},
-    {"cl_int *", "binary_status", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"const size_t *", "lengths", CLGC_CTYPE_POINTER, 1, sizeof(size_t), NULL},
+    {"const unsigned char **", "binaries", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_int *", "binary_status", CLGC_CTYPE_POINTER, 1, 4, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateProgramWithBuiltInKernels[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32},
-    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER},
-    {"const char *", "kernel_names", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"const char *", "kernel_names", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateProgramWithIL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const void *", "il", CLGC_CTYPE_POINTER},
-    {"size_t", "length", CLGC_CTYPE_SIZE},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "il", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"size_t", "length", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateProgramWithILKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const void *", "il", CLGC_CTYPE_POINTER},
-    {"size_t", "length", CLGC_CTYPE_SIZE},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "il", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"size_t", "length", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateProgramWithSource[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_uint", "count", CLGC_CTYPE_UINT32},
-    {"const char **", "strings", CLGC_CTYPE_POINTER},
-    {"const size_t *", "lengths", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "count", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const char **", "strings", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"const size_t *", "lengths", CLGC_CTYPE_POINTER, 1, sizeof(size_t), NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateSampler[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_bool", "normalized_coords", CLGC_CTYPE_UINT32},
-    {"cl_addressing_mode", "addressing_mode", CLGC_CTYPE_UINT32},
-    {"cl_filter_mode", "filter_mode", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "normalized_coords", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_addressing_mode", "addressing_mode", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_filter_mode", "filter_mode", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateSamplerWithProperties[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_sampler_properties *", "sampler_properties", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_sampler_properties *", "sampler_properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateSemaphoreWithPropertiesKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_semaphore_properties_khr *", "sema_props", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_semaphore_properties_khr *", "sema_props", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_semaphore_properties_khr is not in clgc's table"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateSubBuffer[] = {
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_buffer_create_type", "buffer_create_type", CLGC_CTYPE_UINT32},
-    {"const void *", "buffer_create_info", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_buffer_create_type", "buffer_create_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const void *", "buffer_create_info", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateSubDevices[] = {
-    {"cl_device_id", "in_device", CLGC_CTYPE_POINTER},
-    {"const cl_device_partition_property *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "out_devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices_ret", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "in_device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_device_partition_property *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "out_devices", CLGC_CTYPE_POINTER, 2, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateSubDevicesEXT[] = {
-    {"cl_device_id", "in_device", CLGC_CTYPE_POINTER},
-    {"const cl_device_partition_property_ext *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "out_devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "in_device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_device_partition_property_ext *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_device_partition_property_ext is not in clgc's table"},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "out_devices", CLGC_CTYPE_POINTER, 2, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clCreateUserEvent[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clDeviceMemAllocINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "alignment", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mem_properties_intel is not in clgc's table"},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "alignment", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireD3D10ObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireD3D11ObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireDX9MediaSurfacesKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireDX9ObjectsINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireEGLObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireExternalMemObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireGLObjects[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireGrallocObjectsIMG[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueAcquireVA_APIMediaSurfacesINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueBarrier[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueBarrierWithWaitList[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueCommandBufferKHR[] = {
-    {"cl_uint", "num_queues", CLGC_CTYPE_UINT32},
-    {"cl_command_queue *", "queues", CLGC_CTYPE_POINTER},
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_uint", "num_queues", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_command_queue *", "queues", CLGC_CTYPE_POINTER, 0, sizeof(void *), NULL},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueCopyBuffer[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER},
-    {"size_t", "src_offset", CLGC_CTYPE_SIZE},
-    {"size_t", "dst_offset", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"size_t", "src_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "dst_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueCopyBufferRect[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER},
-    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "src_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "src_slice_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "dst_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "dst_slice_pitch", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "src_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "src_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "dst_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "dst_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 10, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueCopyBufferToImage[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER},
-    {"size_t", "src_offset", CLGC_CTYPE_SIZE},
-    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "src_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"size_t", "src_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueCopyImage[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_image", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER},
-    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "src_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "dst_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueCopyImageToBuffer[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_image", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER},
-    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "dst_offset", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "src_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const size_t *", "src_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "dst_offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueFillBuffer[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"const void *", "pattern", CLGC_CTYPE_POINTER},
-    {"size_t", "pattern_size", CLGC_CTYPE_SIZE},
-    {"size_t", "offset", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "pattern", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t", "pattern_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueFillImage[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "image", CLGC_CTYPE_POINTER},
-    {"const void *", "fill_color", CLGC_CTYPE_POINTER},
-    {"const size_t *", "origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "fill_color", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"const size_t *", "origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueGenerateMipmapIMG[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "src_image", CLGC_CTYPE_POINTER},
-    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER},
-    {"cl_mipmap_filter_mode_img", "mipmap_filter_mode", CLGC_CTYPE_UINT32},
-    {"const size_t *", "array_region", CLGC_CTYPE_POINTER},
-    {"const size_t *", "mip_region", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "src_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "dst_image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mipmap_filter_mode_img", "mipmap_filter_mode", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "array_region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "mip_region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMapBuffer[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32},
-    {"cl_map_flags", "map_flags", CLGC_CTYPE_UINT64},
-    {"size_t", "offset", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_map_flags", "map_flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"size_t", "offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMapImage[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "image", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32},
-    {"cl_map_flags", "map_flags", CLGC_CTYPE_UINT64},
-    {"const size_t *", "origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t *", "image_row_pitch", CLGC_CTYPE_POINTER},
-    {"size_t *", "image_slice_pitch", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_map_flags", "map_flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const size_t *", "origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t *", "image_row_pitch", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t *", "image_slice_pitch", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 8, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMarker[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMarkerWithWaitList[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMemAdviseINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_mem_advice_intel", "advice", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_mem_advice_intel", "advice", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMemFillINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"void *", "dst_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "pattern", CLGC_CTYPE_POINTER},
-    {"size_t", "pattern_size", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "dst_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"const void *", "pattern", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t", "pattern_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMemcpyINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking", CLGC_CTYPE_UINT32},
-    {"void *", "dst_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "src_ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "dst_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"const void *", "src_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMemsetINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"void *", "dst_ptr", CLGC_CTYPE_POINTER},
-    {"cl_int", "value", CLGC_CTYPE_INT32},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "dst_ptr", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"cl_int", "value", CLGC_CTYPE_INT32, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMigrateMemINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_mem_migration_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_mem_migration_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMigrateMemObjectEXT[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_mem_migration_flags_ext", "flags", CLGC_CTYPE_UINT64},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_mem_migration_flags_ext", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueMigrateMemObjects[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_mem_migration_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_mem_migration_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueNDRangeKernel[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32},
-    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER},
-    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER},
-    {"const size_t *", "local_work_size", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
+    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
+    {"const size_t *", "local_work_size", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueNativeKernel[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(void *)", "user_func", CLGC_CTYPE_FUNCTION},
-    {"void *", "args", CLGC_CTYPE_POINTER},
-    {"size_t", "cb_args", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_list", CLGC_CTYPE_POINTER},
-    {"const void **", "args_mem_loc", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void (CL_CALLBACK *)(void *)", "user_func", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "args", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"size_t", "cb_args", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"const void **", "args_mem_loc", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 7, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReadBuffer[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32},
-    {"size_t", "offset", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReadBufferRect[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32},
-    {"const size_t *", "buffer_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "host_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "buffer_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "buffer_slice_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "host_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "host_slice_pitch", CLGC_CTYPE_SIZE},
-    {"void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "buffer_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "host_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "buffer_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "buffer_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "host_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "host_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 11, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReadHostPipeINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"const char *", "pipe_symbol", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32},
-    {"void *", "ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const char *", "pipe_symbol", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "ptr", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReadImage[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "image", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32},
-    {"const size_t *", "origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "slice_pitch", CLGC_CTYPE_SIZE},
-    {"void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_read", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 8, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseD3D10ObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseD3D11ObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseDX9MediaSurfacesKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseDX9ObjectsINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseEGLObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseExternalMemObjectsKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_mem_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseGLObjects[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseGrallocObjectsIMG[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueReleaseVA_APIMediaSurfacesINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32},
-    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mem *", "mem_objects", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMFree[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_svm_pointers", CLGC_CTYPE_UINT32},
-    {"void **", "svm_pointers", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data)", "pfn_free_func", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_svm_pointers", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void **", "svm_pointers", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data)", "pfn_free_func", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMFreeARM[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_svm_pointers", CLGC_CTYPE_UINT32},
-    {"void **", "svm_pointers", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data)", "pfn_free_func", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_svm_pointers", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void **", "svm_pointers", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"void (CL_CALLBACK *)(cl_command_queue queue, cl_uint num_svm_pointers, void *svm_pointers[], void *user_data)", "pfn_free_func", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMMap[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32},
-    {"cl_map_flags", "flags", CLGC_CTYPE_UINT64},
-    {"void *", "svm_ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_map_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"void *", "svm_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMMapARM[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32},
-    {"cl_map_flags", "flags", CLGC_CTYPE_UINT64},
-    {"void *", "svm_ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_map", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_map_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"void *", "svm_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMMemFill[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"void *", "svm_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "pattern", CLGC_CTYPE_POINTER},
-    {"size_t", "pattern_size", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "svm_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"const void *", "pattern", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t", "pattern_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMMemFillARM[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"void *", "svm_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "pattern", CLGC_CTYPE_POINTER},
-    {"size_t", "pattern_size", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "svm_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"const void *", "pattern", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t", "pattern_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMMemcpy[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_copy", CLGC_CTYPE_UINT32},
-    {"void *", "dst_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "src_ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_copy", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "dst_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"const void *", "src_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMMemcpyARM[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_copy", CLGC_CTYPE_UINT32},
-    {"void *", "dst_ptr", CLGC_CTYPE_POINTER},
-    {"const void *", "src_ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_copy", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "dst_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"const void *", "src_ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMMigrateMem[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_svm_pointers", CLGC_CTYPE_UINT32},
-    {"const void **", "svm_pointers", CLGC_CTYPE_POINTER},
-    {"const size_t *", "sizes", CLGC_CTYPE_POINTER},
-    {"cl_mem_migration_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_svm_pointers", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const void **", "svm_pointers", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"const size_t *", "sizes", CLGC_CTYPE_POINTER, 1, sizeof(size_t), NULL},
+    {"cl_mem_migration_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMUnmap[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"void *", "svm_ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "svm_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 2, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSVMUnmapARM[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"void *", "svm_ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "svm_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 2, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueSignalSemaphoresKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_sema_objects", CLGC_CTYPE_UINT32},
-    {"const cl_semaphore_khr *", "sema_objects", CLGC_CTYPE_POINTER},
-    {"const cl_semaphore_payload_khr *", "sema_payload_list", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_sema_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_semaphore_khr *", "sema_objects", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_semaphore_khr is not in clgc's table"},
+    {"const cl_semaphore_payload_khr *", "sema_payload_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_semaphore_payload_khr is not in clgc's table"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueTask[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 2, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueUnmapMemObject[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
-    {"void *", "mapped_ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "mapped_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 3, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueWaitForEvents[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_list", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_events", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueWaitSemaphoresKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_sema_objects", CLGC_CTYPE_UINT32},
-    {"const cl_semaphore_khr *", "sema_objects", CLGC_CTYPE_POINTER},
-    {"const cl_semaphore_payload_khr *", "sema_payload_list", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_sema_objects", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_semaphore_khr *", "sema_objects", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_semaphore_khr is not in clgc's table"},
+    {"const cl_semaphore_payload_khr *", "sema_payload_list", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_semaphore_payload_khr is not in clgc's table"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueWriteBuffer[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32},
-    {"size_t", "offset", CLGC_CTYPE_SIZE},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "offset", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueWriteBufferRect[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32},
-    {"const size_t *", "buffer_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "host_origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "buffer_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "buffer_slice_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "host_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "host_slice_pitch", CLGC_CTYPE_SIZE},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "buffer_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "host_origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "buffer_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "buffer_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "host_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "host_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 11, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueWriteHostPipeINTEL[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"const char *", "pipe_symbol", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const char *", "pipe_symbol", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 6, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clEnqueueWriteImage[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_mem", "image", CLGC_CTYPE_POINTER},
-    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32},
-    {"const size_t *", "origin", CLGC_CTYPE_POINTER},
-    {"const size_t *", "region", CLGC_CTYPE_POINTER},
-    {"size_t", "input_row_pitch", CLGC_CTYPE_SIZE},
-    {"size_t", "input_slice_pitch", CLGC_CTYPE_SIZE},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER},
-    {"cl_event *", "event", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "blocking_write", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "origin", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const size_t *", "region", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"size_t", "input_row_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "input_slice_pitch", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_uint", "num_events_in_wait_list", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_wait_list", CLGC_CTYPE_POINTER, 8, sizeof(void *), NULL},
+    {"cl_event *", "event", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clFinalizeCommandBufferKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clFinish[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clFlush[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetAcceleratorInfoINTEL[] = {
-    {"cl_accelerator_intel", "accelerator", CLGC_CTYPE_POINTER},
-    {"cl_accelerator_info_intel", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_accelerator_intel", "accelerator", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_accelerator_info_intel", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetCommandBufferInfoKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_command_buffer_info_khr", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_buffer_info_khr", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetCommandQueueInfo[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_command_queue_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetContextInfo[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_context_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_context_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceAndHostTimer[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_ulong *", "device_timestamp", CLGC_CTYPE_POINTER},
-    {"cl_ulong *", "host_timestamp", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_ulong *", "device_timestamp", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_ulong *", "host_timestamp", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceIDs[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"cl_device_type", "device_type", CLGC_CTYPE_UINT64},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_type", "device_type", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER, 2, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceIDsFromD3D10KHR[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"cl_d3d10_device_source_khr", "d3d_device_source", CLGC_CTYPE_UINT32},
-    {"void *", "d3d_object", CLGC_CTYPE_POINTER},
-    {"cl_d3d10_device_set_khr", "d3d_device_set", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_d3d10_device_source_khr", "d3d_device_source", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "d3d_object", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_d3d10_device_set_khr", "d3d_device_set", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceIDsFromD3D11KHR[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"cl_d3d11_device_source_khr", "d3d_device_source", CLGC_CTYPE_UINT32},
-    {"void *", "d3d_object", CLGC_CTYPE_POINTER},
-    {"cl_d3d11_device_set_khr", "d3d_device_set", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_d3d11_device_source_khr", "d3d_device_source", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "d3d_object", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_d3d11_device_set_khr", "d3d_device_set", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceIDsFromDX9INTEL[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"cl_dx9_device_source_intel", "dx9_device_source", CLGC_CTYPE_UINT32},
-    {"void *", "dx9_object", CLGC_CTYPE_POINTER},
-    {"cl_dx9_device_set_intel", "dx9_device_set", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_dx9_device_source_intel", "dx9_device_source", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "dx9_object", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_dx9_device_set_intel", "dx9_device_set", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceIDsFromDX9MediaAdapterKHR[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_media_adapters", CLGC_CTYPE_UINT32},
-    {"cl_dx9_media_adapter_type_khr *", "media_adapter_type", CLGC_CTYPE_POINTER},
-    {"void *", "media_adapters", CLGC_CTYPE_POINTER},
-    {"cl_dx9_media_adapter_set_khr", "media_adapter_set", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_media_adapters", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_dx9_media_adapter_type_khr *", "media_adapter_type", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_dx9_media_adapter_type_khr is not in clgc's table"},
+    {"void *", "media_adapters", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_dx9_media_adapter_set_khr", "media_adapter_set", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER, 5, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceIDsFromVA_APIMediaAdapterINTEL[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"cl_va_api_device_source_intel", "media_adapter_type", CLGC_CTYPE_UINT32},
-    {"void *", "media_adapter", CLGC_CTYPE_POINTER},
-    {"cl_va_api_device_set_intel", "media_adapter_set", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_va_api_device_source_intel", "media_adapter_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"void *", "media_adapter", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_va_api_device_set_intel", "media_adapter_set", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_device_id *", "devices", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"cl_uint *", "num_devices", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceImageInfoQCOM[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"size_t", "image_width", CLGC_CTYPE_SIZE},
-    {"size_t", "image_height", CLGC_CTYPE_SIZE},
-    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER},
-    {"cl_image_pitch_info_qcom", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"size_t", "image_width", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"size_t", "image_height", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_image_pitch_info_qcom", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetDeviceInfo[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_device_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetEventInfo[] = {
-    {"cl_event", "event", CLGC_CTYPE_POINTER},
-    {"cl_event_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_event", "event", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_event_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetEventProfilingInfo[] = {
-    {"cl_event", "event", CLGC_CTYPE_POINTER},
-    {"cl_profiling_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_event", "event", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_profiling_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetExtensionFunctionAddress[] = {
-    {"const char *", "func_name", CLGC_CTYPE_POINTER},
+    {"const char *", "func_name", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
 };
 
 static const clgc_param_t clgc__p_clGetExtensionFunctionAddressForPlatform[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"const char *", "func_name", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const char *", "func_name", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
 };
 
 static const clgc_param_t clgc__p_clGetGLContextInfoKHR[] = {
-    {"const cl_context_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_gl_context_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"const cl_context_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_gl_context_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetGLObjectInfo[] = {
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
-    {"cl_gl_object_type *", "gl_object_type", CLGC_CTYPE_POINTER},
-    {"cl_GLuint *", "gl_object_name", CLGC_CTYPE_POINTER},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_gl_object_type *", "gl_object_type", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_gl_object_type is not in clgc's table"},
+    {"cl_GLuint *", "gl_object_name", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_GLuint is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clGetGLTextureInfo[] = {
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
-    {"cl_gl_texture_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_gl_texture_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetHostTimer[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_ulong *", "host_timestamp", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_ulong *", "host_timestamp", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
 };
 
 static const clgc_param_t clgc__p_clGetICDLoaderInfoOCLICD[] = {
-    {"cl_icdl_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_icdl_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 1, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetImageInfo[] = {
-    {"cl_mem", "image", CLGC_CTYPE_POINTER},
-    {"cl_image_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_mem", "image", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_image_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetImageRequirementsInfoEXT[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_mem_properties *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER},
-    {"const cl_image_desc *", "image_desc", CLGC_CTYPE_POINTER},
-    {"cl_image_requirements_info_ext", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_mem_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_image_format *", "image_format", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
+    {"const cl_image_desc *", "image_desc", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_image_desc is not in clgc's table"},
+    {"cl_image_requirements_info_ext", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 6, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetKernelArgInfo[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32},
-    {"cl_kernel_arg_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_kernel_arg_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetKernelInfo[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_kernel_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetKernelSubGroupInfo[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_kernel_sub_group_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "input_value_size", CLGC_CTYPE_SIZE},
-    {"const void *", "input_value", CLGC_CTYPE_POINTER},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel_sub_group_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "input_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "input_value", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetKernelSubGroupInfoKHR[] = {
-    {"cl_kernel", "in_kernel", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "in_device", CLGC_CTYPE_POINTER},
-    {"cl_kernel_sub_group_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "input_value_size", CLGC_CTYPE_SIZE},
-    {"const void *", "input_value", CLGC_CTYPE_POINTER},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "in_kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "in_device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel_sub_group_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "input_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "input_value", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 5, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetKernelSuggestedLocalWorkSize[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32},
-    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER},
-    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER},
-    {"size_t *", "suggested_local_work_size", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
+    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
+    {"size_t *", "suggested_local_work_size", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetKernelSuggestedLocalWorkSizeKHR[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32},
-    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER},
-    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER},
-    {"size_t *", "suggested_local_work_size", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "work_dim", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const size_t *", "global_work_offset", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
+    {"const size_t *", "global_work_size", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
+    {"size_t *", "suggested_local_work_size", CLGC_CTYPE_POINTER, 2, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetKernelWorkGroupInfo[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_kernel_work_group_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel_work_group_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetLayerInfo[] = {
-    {"cl_layer_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_layer_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 1, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetMemAllocInfoINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_mem_info_intel", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_mem_info_intel", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetMemObjectInfo[] = {
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
-    {"cl_mem_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetMutableCommandInfoKHR[] = {
-    {"cl_mutable_command_khr", "command", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_info_khr", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_mutable_command_khr", "command", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mutable_command_info_khr", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetPipeInfo[] = {
-    {"cl_mem", "pipe", CLGC_CTYPE_POINTER},
-    {"cl_pipe_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_mem", "pipe", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_pipe_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetPlatformIDs[] = {
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_platform_id *", "platforms", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_platforms", CLGC_CTYPE_POINTER},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_platform_id *", "platforms", CLGC_CTYPE_POINTER, 0, sizeof(void *), NULL},
+    {"cl_uint *", "num_platforms", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetPlatformInfo[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"cl_platform_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_platform_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetProgramBuildInfo[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_program_build_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_program_build_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 3, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetProgramInfo[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"cl_program_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_program_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSVMPointerInfoKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"const void *", "ptr", CLGC_CTYPE_POINTER},
-    {"cl_svm_pointer_info_khr", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_svm_pointer_info_khr", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSVMSuggestedTypeIndexKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_svm_capabilities_khr", "required_capabilities", CLGC_CTYPE_UINT64},
-    {"cl_svm_capabilities_khr", "desired_capabilities", CLGC_CTYPE_UINT64},
-    {"const cl_svm_alloc_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint *", "suggested_svm_type_index", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_svm_capabilities_khr", "required_capabilities", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_svm_capabilities_khr", "desired_capabilities", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_svm_alloc_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_svm_alloc_properties_khr is not in clgc's table"},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint *", "suggested_svm_type_index", CLGC_CTYPE_POINTER, -1, 0, "no parameter counts it"},
 };
 
 static const clgc_param_t clgc__p_clGetSamplerInfo[] = {
-    {"cl_sampler", "sampler", CLGC_CTYPE_POINTER},
-    {"cl_sampler_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_sampler", "sampler", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_sampler_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSemaphoreHandleForTypeKHR[] = {
-    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_external_semaphore_handle_type_khr", "handle_type", CLGC_CTYPE_UINT32},
-    {"size_t", "handle_size", CLGC_CTYPE_SIZE},
-    {"void *", "handle_ptr", CLGC_CTYPE_POINTER},
-    {"size_t *", "handle_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_external_semaphore_handle_type_khr", "handle_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "handle_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "handle_ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"size_t *", "handle_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSemaphoreInfoKHR[] = {
-    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER},
-    {"cl_semaphore_info_khr", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"void *", "param_value", CLGC_CTYPE_POINTER},
-    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER},
+    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_semaphore_info_khr", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
+    {"size_t *", "param_value_size_ret", CLGC_CTYPE_POINTER, -1, sizeof(size_t), NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSupportedD3D10TextureFormatsINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"DXGI_FORMAT *", "d3d10_formats", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_texture_formats", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"DXGI_FORMAT *", "d3d10_formats", CLGC_CTYPE_POINTER, -1, 0, "the size of DXGI_FORMAT is not in clgc's table"},
+    {"cl_uint *", "num_texture_formats", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSupportedD3D11TextureFormatsINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32},
-    {"cl_uint", "plane", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"DXGI_FORMAT *", "d3d11_formats", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_texture_formats", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "plane", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"DXGI_FORMAT *", "d3d11_formats", CLGC_CTYPE_POINTER, -1, 0, "the size of DXGI_FORMAT is not in clgc's table"},
+    {"cl_uint *", "num_texture_formats", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSupportedDX9MediaSurfaceFormatsINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32},
-    {"cl_uint", "plane", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"D3DFORMAT *", "dx9_formats", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_surface_formats", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "plane", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"D3DFORMAT *", "dx9_formats", CLGC_CTYPE_POINTER, -1, 0, "the size of D3DFORMAT is not in clgc's table"},
+    {"cl_uint *", "num_surface_formats", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSupportedGLTextureFormatsINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_GLenum *", "gl_formats", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_texture_formats", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_GLenum *", "gl_formats", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_GLenum is not in clgc's table"},
+    {"cl_uint *", "num_texture_formats", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSupportedImageFormats[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_image_format *", "image_formats", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_image_formats", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_image_format *", "image_formats", CLGC_CTYPE_POINTER, 3, sizeof(cl_image_format), NULL},
+    {"cl_uint *", "num_image_formats", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clGetSupportedVA_APIMediaSurfaceFormatsINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32},
-    {"cl_uint", "plane", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"VAImageFormat *", "va_api_formats", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_surface_formats", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_mem_object_type", "image_type", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "plane", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"VAImageFormat *", "va_api_formats", CLGC_CTYPE_POINTER, -1, 0, "the size of VAImageFormat is not in clgc's table"},
+    {"cl_uint *", "num_surface_formats", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clHostMemAllocINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "alignment", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mem_properties_intel is not in clgc's table"},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "alignment", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clIcdGetFunctionAddressForPlatformKHR[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"const char *", "func_name", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const char *", "func_name", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
 };
 
 static const clgc_param_t clgc__p_clIcdGetPlatformIDsKHR[] = {
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"cl_platform_id *", "platforms", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_platforms", CLGC_CTYPE_POINTER},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_platform_id *", "platforms", CLGC_CTYPE_POINTER, 0, sizeof(void *), NULL},
+    {"cl_uint *", "num_platforms", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clIcdSetPlatformDispatchDataKHR[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
-    {"void *", "dispatch_data", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "dispatch_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clImportMemoryARM[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"const cl_import_properties_arm *", "properties", CLGC_CTYPE_POINTER},
-    {"void *", "memory", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"const cl_import_properties_arm *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_import_properties_arm is not in clgc's table"},
+    {"void *", "memory", CLGC_CTYPE_POINTER, 4, 1, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clInitLayer[] = {
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"const cl_icd_dispatch *", "target_dispatch", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_entries_ret", CLGC_CTYPE_POINTER},
-    {"const cl_icd_dispatch **", "layer_dispatch_ret", CLGC_CTYPE_POINTER},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_icd_dispatch *", "target_dispatch", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_icd_dispatch is not in clgc's table"},
+    {"cl_uint *", "num_entries_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
+    {"const cl_icd_dispatch **", "layer_dispatch_ret", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clInitLayerWithProperties[] = {
-    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32},
-    {"const cl_icd_dispatch *", "target_dispatch", CLGC_CTYPE_POINTER},
-    {"cl_uint *", "num_entries_ret", CLGC_CTYPE_POINTER},
-    {"const cl_icd_dispatch **", "layer_dispatch_ret", CLGC_CTYPE_POINTER},
-    {"const cl_layer_properties *", "properties", CLGC_CTYPE_POINTER},
+    {"cl_uint", "num_entries", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_icd_dispatch *", "target_dispatch", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_icd_dispatch is not in clgc's table"},
+    {"cl_uint *", "num_entries_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
+    {"const cl_icd_dispatch **", "layer_dispatch_ret", CLGC_CTYPE_POINTER, -1, sizeof(void *), NULL},
+    {"const cl_layer_properties *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_layer_properties is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clLinkProgram[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32},
-    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER},
-    {"const char *", "options", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_input_programs", CLGC_CTYPE_UINT32},
-    {"const cl_program *", "input_programs", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_devices", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_device_id *", "device_list", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
+    {"const char *", "options", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"cl_uint", "num_input_programs", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_program *", "input_programs", CLGC_CTYPE_POINTER, 4, sizeof(void *), NULL},
+    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clLogMessagesToStderrAPPLE[] = {
-    {"const char *", "errstr", CLGC_CTYPE_POINTER},
-    {"const void *", "private_info", CLGC_CTYPE_POINTER},
-    {"size_t", "cb", CLGC_CTYPE_SIZE},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"const char *", "errstr", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"const void *", "private_info", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"size_t", "cb", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clLogMessagesToStdoutAPPLE[] = {
-    {"const char *", "errstr", CLGC_CTYPE_POINTER},
-    {"const void *", "private_info", CLGC_CTYPE_POINTER},
-    {"size_t", "cb", CLGC_CTYPE_SIZE},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"const char *", "errstr", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"const void *", "private_info", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"size_t", "cb", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clLogMessagesToSystemLogAPPLE[] = {
-    {"const char *", "errstr", CLGC_CTYPE_POINTER},
-    {"const void *", "private_info", CLGC_CTYPE_POINTER},
-    {"size_t", "cb", CLGC_CTYPE_SIZE},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"const char *", "errstr", CLGC_CTYPE_POINTER, -1, 0, "a NUL-terminated string"},
+    {"const void *", "private_info", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
+    {"size_t", "cb", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clMemBlockingFreeINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"void *", "ptr", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clMemFreeINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"void *", "ptr", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clReImportSemaphoreSyncFdKHR[] = {
-    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER},
-    {"cl_semaphore_reimport_properties_khr *", "reimport_props", CLGC_CTYPE_POINTER},
-    {"int", "fd", CLGC_CTYPE_INT32},
+    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_semaphore_reimport_properties_khr *", "reimport_props", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_semaphore_reimport_properties_khr is not in clgc's table"},
+    {"int", "fd", CLGC_CTYPE_INT32, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseAcceleratorINTEL[] = {
-    {"cl_accelerator_intel", "accelerator", CLGC_CTYPE_POINTER},
+    {"cl_accelerator_intel", "accelerator", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseCommandBufferKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseCommandQueue[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseContext[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseDevice[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseDeviceEXT[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseEvent[] = {
-    {"cl_event", "event", CLGC_CTYPE_POINTER},
+    {"cl_event", "event", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseKernel[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseMemObject[] = {
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseProgram[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseSampler[] = {
-    {"cl_sampler", "sampler", CLGC_CTYPE_POINTER},
+    {"cl_sampler", "sampler", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clReleaseSemaphoreKHR[] = {
-    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER},
+    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRemapCommandBufferKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_bool", "automatic", CLGC_CTYPE_UINT32},
-    {"cl_uint", "num_queues", CLGC_CTYPE_UINT32},
-    {"const cl_command_queue *", "queues", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_handles", CLGC_CTYPE_UINT32},
-    {"const cl_mutable_command_khr *", "handles", CLGC_CTYPE_POINTER},
-    {"cl_mutable_command_khr *", "handles_ret", CLGC_CTYPE_POINTER},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_bool", "automatic", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_uint", "num_queues", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_command_queue *", "queues", CLGC_CTYPE_POINTER, 2, sizeof(void *), NULL},
+    {"cl_uint", "num_handles", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_mutable_command_khr *", "handles", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
+    {"cl_mutable_command_khr *", "handles_ret", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mutable_command_khr is not in clgc's table"},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainAcceleratorINTEL[] = {
-    {"cl_accelerator_intel", "accelerator", CLGC_CTYPE_POINTER},
+    {"cl_accelerator_intel", "accelerator", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainCommandBufferKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainCommandQueue[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainContext[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainDevice[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainDeviceEXT[] = {
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainEvent[] = {
-    {"cl_event", "event", CLGC_CTYPE_POINTER},
+    {"cl_event", "event", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainKernel[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainMemObject[] = {
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainProgram[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainSampler[] = {
-    {"cl_sampler", "sampler", CLGC_CTYPE_POINTER},
+    {"cl_sampler", "sampler", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clRetainSemaphoreKHR[] = {
-    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER},
+    {"cl_semaphore_khr", "sema_object", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSVMAlloc[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_svm_mem_flags", "flags", CLGC_CTYPE_UINT64},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "alignment", CLGC_CTYPE_UINT32},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_svm_mem_flags", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "alignment", CLGC_CTYPE_UINT32, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSVMAllocARM[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_svm_mem_flags_arm", "flags", CLGC_CTYPE_UINT64},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "alignment", CLGC_CTYPE_UINT32},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_svm_mem_flags_arm", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "alignment", CLGC_CTYPE_UINT32, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSVMAllocWithPropertiesKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_svm_alloc_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_uint", "svm_type_index", CLGC_CTYPE_UINT32},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_svm_alloc_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_svm_alloc_properties_khr is not in clgc's table"},
+    {"cl_uint", "svm_type_index", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clSVMFree[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"void *", "svm_pointer", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "svm_pointer", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSVMFreeARM[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"void *", "svm_pointer", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void *", "svm_pointer", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSVMFreeWithPropertiesKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"const cl_svm_free_properties_khr *", "properties", CLGC_CTYPE_POINTER},
-    {"cl_svm_free_flags_khr", "flags", CLGC_CTYPE_UINT64},
-    {"void *", "ptr", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_svm_free_properties_khr *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_svm_free_properties_khr is not in clgc's table"},
+    {"cl_svm_free_flags_khr", "flags", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"void *", "ptr", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetCommandQueueProperty[] = {
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
-    {"cl_command_queue_properties", "properties", CLGC_CTYPE_UINT64},
-    {"cl_bool", "enable", CLGC_CTYPE_UINT32},
-    {"cl_command_queue_properties *", "old_properties", CLGC_CTYPE_POINTER},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue_properties", "properties", CLGC_CTYPE_UINT64, -1, 0, NULL},
+    {"cl_bool", "enable", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_command_queue_properties *", "old_properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_queue_properties is not in clgc's table"},
 };
 
 static const clgc_param_t clgc__p_clSetContentSizeBufferPoCL[] = {
-    {"cl_mem", "buffer", CLGC_CTYPE_POINTER},
-    {"cl_mem", "content_size_buffer", CLGC_CTYPE_POINTER},
+    {"cl_mem", "buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_mem", "content_size_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetContextDestructorCallback[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_context context, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void (CL_CALLBACK *)(cl_context context, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetDefaultDeviceCommandQueue[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_command_queue", "command_queue", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetEventCallback[] = {
-    {"cl_event", "event", CLGC_CTYPE_POINTER},
-    {"cl_int", "command_exec_callback_type", CLGC_CTYPE_INT32},
-    {"void (CL_CALLBACK *)(cl_event event, cl_int event_command_status, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"cl_event", "event", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_int", "command_exec_callback_type", CLGC_CTYPE_INT32, -1, 0, NULL},
+    {"void (CL_CALLBACK *)(cl_event event, cl_int event_command_status, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetKernelArg[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32},
-    {"size_t", "arg_size", CLGC_CTYPE_SIZE},
-    {"const void *", "arg_value", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "arg_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "arg_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetKernelArgDevicePointerEXT[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32},
-    {"cl_mem_device_address_ext", "arg_value", CLGC_CTYPE_UINT64},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_mem_device_address_ext", "arg_value", CLGC_CTYPE_UINT64, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetKernelArgMemPointerINTEL[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32},
-    {"const void *", "arg_value", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const void *", "arg_value", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetKernelArgSVMPointer[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32},
-    {"const void *", "arg_value", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const void *", "arg_value", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetKernelArgSVMPointerARM[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32},
-    {"const void *", "arg_value", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "arg_index", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const void *", "arg_value", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetKernelExecInfo[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_kernel_exec_info", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"const void *", "param_value", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel_exec_info", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetKernelExecInfoARM[] = {
-    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER},
-    {"cl_kernel_exec_info_arm", "param_name", CLGC_CTYPE_UINT32},
-    {"size_t", "param_value_size", CLGC_CTYPE_SIZE},
-    {"const void *", "param_value", CLGC_CTYPE_POINTER},
+    {"cl_kernel", "kernel", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_kernel_exec_info_arm", "param_name", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "param_value_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "param_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetMemObjectDestructorAPPLE[] = {
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_mem memobj, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void (CL_CALLBACK *)(cl_mem memobj, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetMemObjectDestructorCallback[] = {
-    {"cl_mem", "memobj", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_mem memobj, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"cl_mem", "memobj", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void (CL_CALLBACK *)(cl_mem memobj, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetPerfHintQCOM[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_perf_hint_qcom", "perf_hint", CLGC_CTYPE_UINT32},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_perf_hint_qcom", "perf_hint", CLGC_CTYPE_UINT32, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetProgramReleaseCallback[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION},
-    {"void *", "user_data", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"void (CL_CALLBACK *)(cl_program program, void *user_data)", "pfn_notify", CLGC_CTYPE_FUNCTION, -1, 0, NULL},
+    {"void *", "user_data", CLGC_CTYPE_POINTER, -1, 0, "no parameter gives its size"},
 };
 
 static const clgc_param_t clgc__p_clSetProgramSpecializationConstant[] = {
-    {"cl_program", "program", CLGC_CTYPE_POINTER},
-    {"cl_uint", "spec_id", CLGC_CTYPE_UINT32},
-    {"size_t", "spec_size", CLGC_CTYPE_SIZE},
-    {"const void *", "spec_value", CLGC_CTYPE_POINTER},
+    {"cl_program", "program", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "spec_id", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"size_t", "spec_size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"const void *", "spec_value", CLGC_CTYPE_POINTER, 2, 1, NULL},
 };
 
 static const clgc_param_t clgc__p_clSetUserEventStatus[] = {
-    {"cl_event", "event", CLGC_CTYPE_POINTER},
-    {"cl_int", "execution_status", CLGC_CTYPE_INT32},
+    {"cl_event", "event", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_int", "execution_status", CLGC_CTYPE_INT32, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clSharedMemAllocINTEL[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
-    {"cl_device_id", "device", CLGC_CTYPE_POINTER},
-    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER},
-    {"size_t", "size", CLGC_CTYPE_SIZE},
-    {"cl_uint", "alignment", CLGC_CTYPE_UINT32},
-    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_device_id", "device", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"const cl_mem_properties_intel *", "properties", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_mem_properties_intel is not in clgc's table"},
+    {"size_t", "size", CLGC_CTYPE_SIZE, -1, 0, NULL},
+    {"cl_uint", "alignment", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"cl_int *", "errcode_ret", CLGC_CTYPE_POINTER, -1, 4, NULL},
 };
 
 static const clgc_param_t clgc__p_clTerminateContextKHR[] = {
-    {"cl_context", "context", CLGC_CTYPE_POINTER},
+    {"cl_context", "context", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clUnloadPlatformCompiler[] = {
-    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER},
+    {"cl_platform_id", "platform", CLGC_CTYPE_POINTER, -1, 0, NULL},
 };
 
 static const clgc_param_t clgc__p_clUpdateMutableCommandsKHR[] = {
-    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER},
-    {"cl_uint", "num_configs", CLGC_CTYPE_UINT32},
-    {"const cl_command_buffer_update_type_khr *", "config_types", CLGC_CTYPE_POINTER},
-    {"const void **", "configs", CLGC_CTYPE_POINTER},
+    {"cl_command_buffer_khr", "command_buffer", CLGC_CTYPE_POINTER, -1, 0, NULL},
+    {"cl_uint", "num_configs", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_command_buffer_update_type_khr *", "config_types", CLGC_CTYPE_POINTER, -1, 0, "the size of cl_command_buffer_update_type_khr is not in clgc's table"},
+    {"const void **", "configs", CLGC_CTYPE_POINTER, 1, sizeof(void *), NULL},
 };
 
 static const clgc_param_t clgc__p_clWaitForEvents[] = {
-    {"cl_uint", "num_events", CLGC_CTYPE_UINT32},
-    {"const cl_event *", "event_list", CLGC_CTYPE_POINTER},
+    {"cl_uint", "num_events", CLGC_CTYPE_UINT32, -1, 0, NULL},
+    {"const cl_event *", "event_list", CLGC_CTYPE_POINTER, 0, sizeof(void *), NULL},
 };
 
 /* Sorted by name, for clgc_command_find(). */

@@ -2043,139 +2043,15 @@ generic_handle(const clgc_param_t *param, SCM v, int pos)
     return NULL;
 }
 
-/* The size of one element a pointer parameter of C type `type` points to
- * ("cl_int *": 4), or 0 where it is not known. */
-static size_t
-pointee_size(const char *type)
-{
-    static const struct {
-        const char *name;
-        size_t size;
-    } sizes[] = {{"char", 1},
-                 {"unsigned char", 1},
-                 {"cl_char", 1},
-                 {"cl_uchar", 1},
-                 {"cl_int", 4},
-                 {"cl_uint", 4},
-                 {"cl_bool", 4},
-                 {"cl_build_status", 4},
-                 {"cl_long", 8},
-                 {"cl_ulong", 8},
-                 {"size_t", sizeof(size_t)},
-                 {"cl_context_properties", sizeof(intptr_t)},
-                 {"cl_device_partition_property", sizeof(intptr_t)},
-                 {"cl_queue_properties", 8},
-                 {"cl_mem_properties", 8},
-                 {"cl_platform_id", sizeof(void *)},
-                 {"cl_device_id", sizeof(void *)},
-                 {"cl_context", sizeof(void *)},
-                 {"cl_command_queue", sizeof(void *)},
-                 {"cl_program", sizeof(void *)},
-                 {"cl_kernel", sizeof(void *)},
-                 {"cl_mem", sizeof(void *)},
-                 {"cl_event", sizeof(void *)},
-                 {"cl_sampler", sizeof(void *)}};
-    size_t n = strncmp(type, "const ", 6) == 0 ? 6 : 0;
-    const char *star;
-
-    type += n;
-    star = strchr(type, '*');
-    if (star == NULL)
-        return 0;
-    if (strchr(star + 1, '*') != NULL)
-        return sizeof(void *); /* an array of pointers */
-    n = (size_t)(star - type);
-    while (n > 0 && type[n - 1] == ' ')
-        n--;
-    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-        if (strlen(sizes[i].name) == n && strncmp(sizes[i].name, type, n) == 0)
-            return sizes[i].size;
-    return 0;
-}
-
-/* The value of the integer parameter called name among the n converted
- * arguments a, or -1 if there is none. */
-static int64_t
-param_value(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned n,
-            const char *name)
-{
-    for (unsigned j = 0; j < n; j++) {
-        if (strcmp(cmd->params[j].name, name) != 0)
-            continue;
-        switch (cmd->params[j].ctype) {
-        case CLGC_CTYPE_UINT32:
-            return a[j].value.u32;
-        case CLGC_CTYPE_INT32:
-            return a[j].value.i32;
-        case CLGC_CTYPE_SIZE:
-            return a[j].value.size > (size_t)INT64_MAX
-                       ? INT64_MAX
-                       : (int64_t)a[j].value.size;
-        case CLGC_CTYPE_UINT64:
-            return a[j].value.u64 > (uint64_t)INT64_MAX
-                       ? INT64_MAX
-                       : (int64_t)a[j].value.u64;
-        case CLGC_CTYPE_INT64:
-            return a[j].value.i64;
-        default:
-            return -1;
-        }
-    }
-    return -1;
-}
-
-/* How many bytes pointer parameter i reaches, from the parameters that
- * OpenCL's conventions pair it with, or -1 where they do not say: a void
- * pointer P takes P_size (param_value_size, pattern_size), arg_size for
- * arg_value, or size; a typed one one element if it is a result (_ret,
- * num_*, event), else the count before it (num_*, count, work_dim). */
-static int64_t
-pointer_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i)
-{
-    const char *name = cmd->params[i].name, *type = cmd->params[i].type;
-    size_t es = pointee_size(type), len = strlen(name);
-    int64_t n = -1;
-    char buf[64];
-
-    if (strstr(type, "void *") != NULL &&
-        strchr(strchr(type, '*') + 1, '*') == NULL) {
-        snprintf(buf, sizeof(buf), "%s_size", name);
-        n = param_value(cmd, a, cmd->nparams, buf);
-        if (n < 0 && len > 6 && strcmp(name + len - 6, "_value") == 0) {
-            snprintf(buf, sizeof(buf), "%.*s_size", (int)(len - 6), name);
-            n = param_value(cmd, a, cmd->nparams, buf);
-        }
-        if (n < 0)
-            n = param_value(cmd, a, cmd->nparams, "size");
-        return n;
-    }
-    if (es == 0)
-        return -1;
-    if ((len > 4 && strcmp(name + len - 4, "_ret") == 0) ||
-        strncmp(name, "num_", 4) == 0 || strcmp(name, "event") == 0)
-        return (int64_t)es;
-    for (unsigned j = i; j-- > 0 && n < 0;) {
-        const char *pn = cmd->params[j].name;
-
-        if (cmd->params[j].ctype != CLGC_CTYPE_POINTER &&
-            (strncmp(pn, "num_", 4) == 0 || strcmp(pn, "count") == 0 ||
-             strcmp(pn, "work_dim") == 0))
-            n = param_value(cmd, a, i, pn);
-    }
-    if (n < 0)
-        return -1;
-    return (uint64_t)n > (uint64_t)INT64_MAX / es ? INT64_MAX : n * (int64_t)es;
-}
-
 /* A bytevector for pointer parameter i of the converted arguments a:
- * refused unless it holds all the command may read or write there (a
- * const char * one must hold its NUL). */
+ * refused unless it holds all the command may read or write there
+ * (clgc_command_reach; a const char * one must hold its NUL). */
 static void
 check_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i, SCM bv)
 {
     const char *who = "command-call";
     size_t have = SCM_BYTEVECTOR_LENGTH(bv);
-    int64_t need = pointer_reach(cmd, a, i);
+    int64_t need = clgc_command_reach(cmd, i, a);
     int pos = (int)i + 2;
 
     if (need < 0 && strcmp(cmd->params[i].type, "const char *") == 0) {
@@ -2188,12 +2064,16 @@ check_reach(const clgc_command_t *cmd, const clgc_arg_t *a, unsigned i, SCM bv)
         return;
     }
     if (need < 0)
-        scm_misc_error(who,
-                       "argument ~A (~A ~A): the size it needs is not known: "
-                       "pass a pointer (bytevector->pointer)",
-                       scm_list_3(scm_from_int(pos),
-                                  scm_from_utf8_string(cmd->params[i].type),
-                                  scm_from_utf8_string(cmd->params[i].name)));
+        scm_misc_error(
+            who,
+            "argument ~A (~A ~A): the size it needs is not known (~A): "
+            "pass a pointer (bytevector->pointer)",
+            scm_list_4(scm_from_int(pos),
+                       scm_from_utf8_string(cmd->params[i].type),
+                       scm_from_utf8_string(cmd->params[i].name),
+                       scm_from_utf8_string(cmd->params[i].unknown != NULL
+                                                ? cmd->params[i].unknown
+                                                : "a count of no integer")));
     if ((uint64_t)need > have)
         scm_misc_error(
             who, "argument ~A (~A ~A): ~A bytes needed, the bytevector has ~A",

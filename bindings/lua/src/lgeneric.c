@@ -13,119 +13,17 @@ static const char *const lclgc_ctype_names[] = {
     "int32", "uint32", "int64",  "uint64",  "intptr",
     "size",  "float",  "double", "pointer", "function"};
 
-/* The size of one element a pointer parameter of C type `type` points
- * to ("cl_int *": 4), or 0 if it is not known. */
-static size_t
-lclgc_pointee_size(const char *type)
-{
-    static const struct {
-        const char *name;
-        size_t size;
-    } sizes[] = {{"char", 1},
-                 {"unsigned char", 1},
-                 {"cl_char", 1},
-                 {"cl_uchar", 1},
-                 {"cl_int", 4},
-                 {"cl_uint", 4},
-                 {"cl_bool", 4},
-                 {"cl_build_status", 4},
-                 {"cl_long", 8},
-                 {"cl_ulong", 8},
-                 {"size_t", sizeof(size_t)},
-                 {"cl_context_properties", sizeof(intptr_t)},
-                 {"cl_device_partition_property", sizeof(intptr_t)},
-                 {"cl_queue_properties", 8},
-                 {"cl_mem_properties", 8},
-                 {"cl_platform_id", sizeof(void *)},
-                 {"cl_device_id", sizeof(void *)},
-                 {"cl_context", sizeof(void *)},
-                 {"cl_command_queue", sizeof(void *)},
-                 {"cl_program", sizeof(void *)},
-                 {"cl_kernel", sizeof(void *)},
-                 {"cl_mem", sizeof(void *)},
-                 {"cl_event", sizeof(void *)},
-                 {"cl_sampler", sizeof(void *)}};
-    size_t n = strncmp(type, "const ", 6) == 0 ? 6 : 0;
-    const char *star;
-
-    type += n;
-    star = strchr(type, '*');
-    if (star == NULL)
-        return 0;
-    if (star[1] != '\0' && strchr(star + 1, '*') != NULL)
-        return sizeof(void *); /* an array of pointers */
-    n = (size_t)(star - type);
-    while (n > 0 && type[n - 1] == ' ')
-        n--;
-    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-        if (strlen(sizes[i].name) == n && strncmp(sizes[i].name, type, n) == 0)
-            return sizes[i].size;
-    return 0;
-}
-
-/* The value of the integer parameter named name, or -1. */
-static lua_Integer
-lclgc_param_value(lua_State *L, const clgc_command_t *c, const char *name,
-                  unsigned before)
-{
-    for (unsigned j = 0; j < before; j++)
-        if (strcmp(c->params[j].name, name) == 0 &&
-            c->params[j].ctype != CLGC_CTYPE_POINTER)
-            return lua_tointeger(L, (int)j + 2);
-    return -1;
-}
-
-/* How many bytes pointer parameter i reaches, from the parameters
- * OpenCL's conventions pair it with, or -1 if they do not say: a void
- * pointer P takes P_size (param_value_size, pattern_size), arg_size for
- * arg_value, or size; a typed one one element if it is a result (_ret,
- * num_*, event), else the count before it (num_*, count, work_dim). */
-static lua_Integer
-lclgc_pointer_reach(lua_State *L, const clgc_command_t *c, unsigned i)
-{
-    const char *name = c->params[i].name;
-    size_t es = lclgc_pointee_size(c->params[i].type), len = strlen(name);
-    lua_Integer n = -1;
-    char buf[64];
-
-    if (strstr(c->params[i].type, "void *") != NULL &&
-        strchr(strchr(c->params[i].type, '*') + 1, '*') == NULL) {
-        snprintf(buf, sizeof(buf), "%s_size", name);
-        n = lclgc_param_value(L, c, buf, c->nparams);
-        if (n < 0 && len > 6 && strcmp(name + len - 6, "_value") == 0) {
-            snprintf(buf, sizeof(buf), "%.*s_size", (int)(len - 6), name);
-            n = lclgc_param_value(L, c, buf, c->nparams);
-        }
-        if (n < 0)
-            n = lclgc_param_value(L, c, "size", c->nparams);
-        return n;
-    }
-    if (es == 0)
-        return -1;
-    if ((len > 4 && strcmp(name + len - 4, "_ret") == 0) ||
-        strncmp(name, "num_", 4) == 0 || strcmp(name, "event") == 0)
-        return (lua_Integer)es;
-    for (unsigned j = i; j-- > 0 && n < 0;)
-        if (c->params[j].ctype != CLGC_CTYPE_POINTER &&
-            (strncmp(c->params[j].name, "num_", 4) == 0 ||
-             strcmp(c->params[j].name, "count") == 0 ||
-             strcmp(c->params[j].name, "work_dim") == 0))
-            n = lua_tointeger(L, (int)j + 2);
-    if (n < 0 || (size_t)n > (size_t)INT64_MAX / es)
-        return n < 0 ? -1 : INT64_MAX;
-    return n * (lua_Integer)es;
-}
-
 /* A string or a clgc.Memory block for pointer parameter i: refused unless
- * it holds all the command may read or write there (a string only for a
- * const pointer: Lua strings are immutable). */
+ * it holds all the command may read or write there, by the converted
+ * arguments args (clgc_command_reach; a string only for a const pointer:
+ * Lua strings are immutable). */
 static void
 lclgc_check_reach(lua_State *L, const clgc_command_t *c, unsigned i,
-                  size_t have, int is_string)
+                  const clgc_arg_t *args, size_t have, int is_string)
 {
     const char *type = c->params[i].type;
     int idx = (int)i + 2;
-    lua_Integer need = lclgc_pointer_reach(L, c, i);
+    lua_Integer need = clgc_command_reach(c, i, args);
 
     if (strchr(type, '*') == NULL)
         lclgc_error(L,
@@ -144,8 +42,10 @@ lclgc_check_reach(lua_State *L, const clgc_command_t *c, unsigned i,
     if (need < 0)
         lclgc_error(L,
                     "clgc.call: argument #%d (%s %s): the size it needs "
-                    "is not known: pass a light userdata (Memory:ptr())",
-                    idx, type, c->params[i].name);
+                    "is not known (%s): pass a light userdata (Memory:ptr())",
+                    idx, type, c->params[i].name,
+                    c->params[i].unknown != NULL ? c->params[i].unknown
+                                                 : "a count of no integer");
     if ((size_t)need > have)
         lclgc_error(L,
                     "clgc.call: argument #%d (%s %s): %I bytes needed, "
@@ -173,9 +73,11 @@ lclgc_class_of(const char *type)
 /* A pointer argument: nil, a handle of the parameter's type, Memory, a
  * light userdata (passed as it is: its size is the caller's affair), or
  * a string (read-only bytes). Memory and strings are checked against what
- * the command will touch (lclgc_check_reach). */
+ * the command will touch (lclgc_check_reach), once every integer is
+ * converted into args. */
 static void *
-lclgc_check_pointer(lua_State *L, const clgc_command_t *c, unsigned i)
+lclgc_check_pointer(lua_State *L, const clgc_command_t *c, unsigned i,
+                    const clgc_arg_t *args)
 {
     int idx = (int)i + 2;
     const char *want = lclgc_class_of(c->params[i].type);
@@ -188,13 +90,13 @@ lclgc_check_pointer(lua_State *L, const clgc_command_t *c, unsigned i)
         return lua_touserdata(L, idx);
     case LUA_TSTRING:
         (void)lua_tolstring(L, idx, &len);
-        lclgc_check_reach(L, c, i, len, 1);
+        lclgc_check_reach(L, c, i, args, len, 1);
         return (void *)lua_tostring(L, idx);
     case LUA_TUSERDATA:
         if (luaL_testudata(L, idx, LCLGC_MEMORY) != NULL) {
             size_t *m = lua_touserdata(L, idx);
 
-            lclgc_check_reach(L, c, i, *m, 0);
+            lclgc_check_reach(L, c, i, args, *m, 0);
             return m + 1;
         }
         if (want != NULL && luaL_testudata(L, idx, want) != NULL)
@@ -306,7 +208,7 @@ lclgc_call(lua_State *L)
     }
     for (unsigned i = 0; i < c->nparams; i++)
         if (c->params[i].ctype == CLGC_CTYPE_POINTER)
-            args[i].value.p = lclgc_check_pointer(L, c, i);
+            args[i].value.p = lclgc_check_pointer(L, c, i, args);
     err = clgc_command_call(c, c->nparams, args, &r);
     if (err != CLGC_OK)
         return lclgc_clgc_error(L, "clgc.call", err);

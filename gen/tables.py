@@ -286,6 +286,7 @@ EXPORTS = {
             "clgc_cl_error_at", "clgc_cl_error_count", "clgc_cl_error_name",
             "clgc_enum_group_find", "clgc_enum_name", "clgc_info_family_at",
             "clgc_info_family_count", "clgc_info_family_find",
+            "clgc_info_get",
             "clgc_info_find", "clgc_info_type_name", "clgc_info_type_size",
             "clgc_object_kind_at",
             "clgc_object_kind_count", "clgc_object_kind_find",

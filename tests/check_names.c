@@ -251,6 +251,66 @@ START_TEST(object_kinds_name_their_commands)
 }
 END_TEST
 
+/* clgc_info_get answers a query of any family through its command, with
+ * the device or argument index the family takes, and refuses a family
+ * that is not the table's or lacks what it takes. */
+START_TEST(one_call_answers_every_family)
+{
+    const clgc_info_family_t *platform =
+                                 clgc_info_family_find("cl_platform_info"),
+                             *device = clgc_info_family_find("cl_device_info"),
+                             *build =
+                                 clgc_info_family_find("cl_program_build_info");
+    cl_platform_id p = test_platform(TEST_POCL);
+    clgc_info_family_t copy = *device;
+    const char *src = "__kernel void k(void) {}";
+    cl_device_id d;
+    cl_context context;
+    cl_program program;
+    clgc_info_extra_t x = {NULL, 0, 0, NULL};
+    cl_build_status status = CL_BUILD_NONE;
+    cl_uint units = 0;
+    char name[256] = "";
+    cl_int err;
+
+    ck_assert_int_eq(clgc_info_get(platform, p, NULL, CL_PLATFORM_NAME,
+                                   sizeof(name), name, NULL),
+                     CL_SUCCESS);
+    ck_assert_ptr_nonnull(
+        strstr(name, test_elsewhere() != NULL ? test_elsewhere() : TEST_POCL));
+    ck_assert_int_eq(clGetDeviceIDs(p, test_device_type(), 1, &d, NULL), 0);
+    ck_assert_int_eq(clgc_info_get(device, d, NULL, CL_DEVICE_MAX_COMPUTE_UNITS,
+                                   sizeof(units), &units, NULL),
+                     CL_SUCCESS);
+    ck_assert_uint_gt(units, 0);
+    context = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    x.device = d;
+    ck_assert_int_eq(clgc_info_get(build, program, &x, CL_PROGRAM_BUILD_STATUS,
+                                   sizeof(status), &status, NULL),
+                     CL_SUCCESS);
+    ck_assert_int_eq(status, CL_BUILD_NONE);
+    ck_assert_int_eq(clgc_info_get(build, program, NULL,
+                                   CL_PROGRAM_BUILD_STATUS, sizeof(status),
+                                   &status, NULL),
+                     CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_info_get(NULL, d, NULL, CL_DEVICE_MAX_COMPUTE_UNITS,
+                                   sizeof(units), &units, NULL),
+                     CL_INVALID_VALUE);
+    ck_assert_int_eq(clgc_info_get(&copy, d, NULL, CL_DEVICE_MAX_COMPUTE_UNITS,
+                                   sizeof(units), &units, NULL),
+                     CL_INVALID_VALUE);
+    ck_assert_int_eq(
+        clgc_info_get((const clgc_info_family_t *)((const char *)device + 1), d,
+                      NULL, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units,
+                      NULL),
+        CL_INVALID_VALUE);
+    clReleaseProgram(program);
+    clReleaseContext(context);
+}
+END_TEST
+
 Suite *
 clgc_make_names_suite(void)
 {
@@ -268,6 +328,7 @@ clgc_make_names_suite(void)
     tcase_add_test(tc, short_names_find_their_queries);
     tcase_add_test(tc, unknown_infos_are_not_found);
     tcase_add_test(tc, enum_groups_name_their_values);
+    tcase_add_test(tc, one_call_answers_every_family);
     suite_add_tcase(s, tc);
     tc = tcase_create("kinds");
     tcase_add_test(tc, object_kinds_name_their_commands);

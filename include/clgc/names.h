@@ -144,6 +144,30 @@ CLGC_EXTERN const clgc_info_family_t *clgc_info_family_at(size_t i);
 /* The family called name ("cl_device_info"), or NULL. */
 CLGC_EXTERN const clgc_info_family_t *clgc_info_family_find(const char *name);
 
+/* What a query of some families takes besides its object: the device
+ * (cl_program_build_info, cl_kernel_work_group_info,
+ * cl_kernel_sub_group_info; a cl_device_id), the argument's index
+ * (cl_kernel_arg_info) and the input value (cl_kernel_sub_group_info). */
+typedef struct clgc_info_extra {
+    void *device;
+    uint32_t arg_index;
+    size_t input_size;
+    const void *input;
+} clgc_info_extra_t;
+
+/* Make query param of family on object (its family's kind: a
+ * cl_device_id for cl_device_info) through the family's command's clgc_
+ * wrapper (clGetDeviceInfo's: in a safe region), with the command's size,
+ * value and size_ret arguments, and return its code (a cl_int). extra is
+ * read for the families that take more than the object; it may be NULL
+ * for the others. CL_INVALID_VALUE (-30) for a NULL family, one that is
+ * not the table's, or a missing extra. So a binding answers every info
+ * query with one call, whatever the family. */
+CLGC_EXTERN int32_t clgc_info_get(const clgc_info_family_t *family,
+                                  void *object, const clgc_info_extra_t *extra,
+                                  uint32_t param, size_t size, void *value,
+                                  size_t *size_ret);
+
 /* The query of `family` called `name`, or NULL if the family has none
  * (or either argument is NULL). `name` is the registry's name
  * ("CL_DEVICE_MAX_COMPUTE_UNITS") or a short one: without "CL_" and the

@@ -600,16 +600,28 @@ devices(SCM platform, SCM type)
  * index. */
 enum info_extra { EXTRA_NONE, EXTRA_DEVICE, EXTRA_ARG };
 
-typedef cl_int (*info_get)(void *obj, const void *extra, cl_uint param,
-                           size_t size, void *value, size_t *size_ret);
-
 struct info_proc {
     const char *who;    /* "device-info" */
     const char *family; /* "cl_device_info" */
     enum kind kind;
-    info_get get;
     enum info_extra extra;
 };
+
+/* The query through clgc_info_get: extra is the device or a pointer to
+ * the argument's index, as p->extra says. */
+static cl_int
+proc_get(const struct info_proc *p, void *obj, const void *extra, cl_uint param,
+         size_t size, void *value, size_t *size_ret)
+{
+    clgc_info_extra_t x = {NULL, 0, 0, NULL};
+
+    if (p->extra == EXTRA_DEVICE)
+        x.device = (void *)extra;
+    else if (p->extra == EXTRA_ARG)
+        x.arg_index = *(const cl_uint *)extra;
+    return clgc_info_get(clgc_info_family_find(p->family), obj, &x, param, size,
+                         value, size_ret);
+}
 
 /* The binding's kind of each object kind of clgc's tables, and how to take
  * a reference of the wrapper's own on one (platforms and root devices have
@@ -811,13 +823,14 @@ info_binaries(const struct info_proc *p, void *obj, const void *extra, SCM *out)
     size_t *sizes;
     unsigned char **bins;
     SCM *bvs;
-    cl_int err = p->get(obj, extra, CL_PROGRAM_BINARY_SIZES, 0, NULL, &size);
+    cl_int err =
+        proc_get(p, obj, extra, CL_PROGRAM_BINARY_SIZES, 0, NULL, &size);
 
     if (err != CL_SUCCESS)
         return err;
     n = size / sizeof(size_t);
     sizes = scm_gc_malloc_pointerless(size + sizeof(size_t), "binary sizes");
-    err = p->get(obj, extra, CL_PROGRAM_BINARY_SIZES, size, sizes, NULL);
+    err = proc_get(p, obj, extra, CL_PROGRAM_BINARY_SIZES, size, sizes, NULL);
     if (err != CL_SUCCESS)
         return err;
     bins = scm_gc_malloc((n + 1) * sizeof(*bins), "binaries");
@@ -826,8 +839,8 @@ info_binaries(const struct info_proc *p, void *obj, const void *extra, SCM *out)
         bvs[i] = scm_c_make_bytevector(sizes[i]);
         bins[i] = (unsigned char *)SCM_BYTEVECTOR_CONTENTS(bvs[i]);
     }
-    err =
-        p->get(obj, extra, CL_PROGRAM_BINARIES, n * sizeof(*bins), bins, NULL);
+    err = proc_get(p, obj, extra, CL_PROGRAM_BINARIES, n * sizeof(*bins), bins,
+                   NULL);
     *out = SCM_EOL;
     while (err == CL_SUCCESS && n-- > 0)
         *out = scm_cons(bvs[n], *out);
@@ -845,7 +858,7 @@ info_fetch(const struct info_proc *p, void *obj, const void *extra,
 
     if (info->type == CLGC_INFO_BINARIES)
         return info_binaries(p, obj, extra, out);
-    err = p->get(obj, extra, info->value, 0, NULL, &size);
+    err = proc_get(p, obj, extra, info->value, 0, NULL, &size);
     if (err != CL_SUCCESS)
         return err;
     scm_dynwind_begin(0);
@@ -854,7 +867,7 @@ info_fetch(const struct info_proc *p, void *obj, const void *extra,
     /* An empty value is not asked for again: PoCL 3.1 copies
      * CL_CONTEXT_PROPERTIES from NULL when the context has none. */
     if (size > 0)
-        err = p->get(obj, extra, info->value, size, buf, NULL);
+        err = proc_get(p, obj, extra, info->value, size, buf, NULL);
     buf[size] = '\0';
     if (err == CL_SUCCESS)
         *out = info_value(info, buf, size, p->who);
@@ -905,53 +918,22 @@ info_call(const struct info_proc *p, SCM obj, SCM extra, SCM key)
     return v;
 }
 
-#define GETTER(f, call)                                                        \
-    static cl_int f(void *o, const void *x, cl_uint p, size_t s, void *v,      \
-                    size_t *r)                                                 \
-    {                                                                          \
-        (void)x;                                                               \
-        return call;                                                           \
-    }
-GETTER(get_platform_info, clgc_clGetPlatformInfo(o, p, s, v, r))
-GETTER(get_device_info, clgc_clGetDeviceInfo(o, p, s, v, r))
-GETTER(get_context_info, clgc_clGetContextInfo(o, p, s, v, r))
-GETTER(get_queue_info, clgc_clGetCommandQueueInfo(o, p, s, v, r))
-GETTER(get_mem_info, clgc_clGetMemObjectInfo(o, p, s, v, r))
-GETTER(get_program_info, clgc_clGetProgramInfo(o, p, s, v, r))
-GETTER(get_build_info,
-       clgc_clGetProgramBuildInfo(o, (cl_device_id)x, p, s, v, r))
-GETTER(get_kernel_info, clgc_clGetKernelInfo(o, p, s, v, r))
-GETTER(get_work_group_info,
-       clgc_clGetKernelWorkGroupInfo(o, (cl_device_id)x, p, s, v, r))
-GETTER(get_arg_info,
-       clgc_clGetKernelArgInfo(o, *(const cl_uint *)x, p, s, v, r))
-GETTER(get_event_info, clgc_clGetEventInfo(o, p, s, v, r))
-GETTER(get_profiling_info, clgc_clGetEventProfilingInfo(o, p, s, v, r))
-#undef GETTER
-
 /* The procedures, by index; the first of each kind is the family of its
  * object (info-alist's). */
 static const struct info_proc info_procs[] = {
-    {"platform-info", "cl_platform_info", K_PLATFORM, get_platform_info,
-     EXTRA_NONE},
-    {"device-info", "cl_device_info", K_DEVICE, get_device_info, EXTRA_NONE},
-    {"context-info", "cl_context_info", K_CONTEXT, get_context_info,
-     EXTRA_NONE},
-    {"command-queue-info", "cl_command_queue_info", K_QUEUE, get_queue_info,
-     EXTRA_NONE},
-    {"mem-info", "cl_mem_info", K_MEM, get_mem_info, EXTRA_NONE},
-    {"program-info", "cl_program_info", K_PROGRAM, get_program_info,
-     EXTRA_NONE},
-    {"kernel-info", "cl_kernel_info", K_KERNEL, get_kernel_info, EXTRA_NONE},
-    {"event-info", "cl_event_info", K_EVENT, get_event_info, EXTRA_NONE},
-    {"event-profiling-info", "cl_profiling_info", K_EVENT, get_profiling_info,
-     EXTRA_NONE},
-    {"program-build-info", "cl_program_build_info", K_PROGRAM, get_build_info,
-     EXTRA_DEVICE},
+    {"platform-info", "cl_platform_info", K_PLATFORM, EXTRA_NONE},
+    {"device-info", "cl_device_info", K_DEVICE, EXTRA_NONE},
+    {"context-info", "cl_context_info", K_CONTEXT, EXTRA_NONE},
+    {"command-queue-info", "cl_command_queue_info", K_QUEUE, EXTRA_NONE},
+    {"mem-info", "cl_mem_info", K_MEM, EXTRA_NONE},
+    {"program-info", "cl_program_info", K_PROGRAM, EXTRA_NONE},
+    {"kernel-info", "cl_kernel_info", K_KERNEL, EXTRA_NONE},
+    {"event-info", "cl_event_info", K_EVENT, EXTRA_NONE},
+    {"event-profiling-info", "cl_profiling_info", K_EVENT, EXTRA_NONE},
+    {"program-build-info", "cl_program_build_info", K_PROGRAM, EXTRA_DEVICE},
     {"kernel-work-group-info", "cl_kernel_work_group_info", K_KERNEL,
-     get_work_group_info, EXTRA_DEVICE},
-    {"kernel-arg-info", "cl_kernel_arg_info", K_KERNEL, get_arg_info,
-     EXTRA_ARG},
+     EXTRA_DEVICE},
+    {"kernel-arg-info", "cl_kernel_arg_info", K_KERNEL, EXTRA_ARG},
 };
 
 #define INFO_PROC(f, i)                                                        \

@@ -12,13 +12,9 @@
  * index. */
 enum lclgc_info_extra { EXTRA_NONE, EXTRA_DEVICE, EXTRA_ARG };
 
-typedef cl_int (*lclgc_info_get)(void *obj, const void *extra, cl_uint param,
-                                 size_t size, void *value, size_t *size_ret);
-
 struct lclgc_info_method {
     const char *fn;     /* "clgc.Device:info" */
     const char *family; /* "cl_device_info" */
-    lclgc_info_get get;
     enum lclgc_info_extra extra;
 };
 
@@ -261,26 +257,28 @@ lclgc_info_push(lua_State *L, const clgc_info_t *info, const char *buf,
 /* CL_PROGRAM_BINARIES: one string per device of the program, each as
  * long as CL_PROGRAM_BINARY_SIZES says (the caller allocates them). */
 static int
-lclgc_info_binaries(lua_State *L, const struct lclgc_info_method *m, void *obj,
-                    const void *extra)
+lclgc_info_binaries(lua_State *L, const struct lclgc_info_method *m,
+                    const clgc_info_family_t *f, void *obj)
 {
     size_t size = 0, n;
     size_t *sizes;
     char **bins;
-    cl_int err = m->get(obj, extra, CL_PROGRAM_BINARY_SIZES, 0, NULL, &size);
+    cl_int err =
+        clgc_info_get(f, obj, NULL, CL_PROGRAM_BINARY_SIZES, 0, NULL, &size);
 
     if (err != CL_SUCCESS)
         return lclgc_cl_error(L, m->fn, err);
     n = size / sizeof(size_t);
     sizes = lua_newuserdatauv(L, size + sizeof(size_t), 0);
-    err = m->get(obj, extra, CL_PROGRAM_BINARY_SIZES, size, sizes, NULL);
+    err =
+        clgc_info_get(f, obj, NULL, CL_PROGRAM_BINARY_SIZES, size, sizes, NULL);
     if (err != CL_SUCCESS)
         return lclgc_cl_error(L, m->fn, err);
     bins = lua_newuserdatauv(L, (n + 1) * sizeof(*bins), 0);
     for (size_t i = 0; i < n; i++)
         bins[i] = lua_newuserdatauv(L, sizes[i] + 1, 0); /* kept on stack */
-    err =
-        m->get(obj, extra, CL_PROGRAM_BINARIES, n * sizeof(*bins), bins, NULL);
+    err = clgc_info_get(f, obj, NULL, CL_PROGRAM_BINARIES, n * sizeof(*bins),
+                        bins, NULL);
     if (err != CL_SUCCESS)
         return lclgc_cl_error(L, m->fn, err);
     lua_createtable(L, (int)n, 0);
@@ -297,8 +295,8 @@ lclgc_info_call(lua_State *L, const struct lclgc_info_method *m,
                 const char *class)
 {
     void *obj = lclgc_check(L, 1, class, m->fn);
-    const void *extra = NULL;
-    cl_uint index = 0;
+    const clgc_info_family_t *f = clgc_info_family_find(m->family);
+    clgc_info_extra_t extra = {NULL, 0, 0, NULL};
     int at = 2;
     const char *name;
     const clgc_info_t *info;
@@ -307,98 +305,71 @@ lclgc_info_call(lua_State *L, const struct lclgc_info_method *m,
     cl_int err;
 
     if (m->extra == EXTRA_DEVICE) {
-        extra = lclgc_check(L, at++, LCLGC_DEVICE, m->fn);
+        extra.device = lclgc_check(L, at++, LCLGC_DEVICE, m->fn);
     } else if (m->extra == EXTRA_ARG) {
         lua_Integer i = lclgc_checkint(L, at++, m->fn);
 
         if (i < 0 || i > UINT32_MAX)
             return lclgc_error(L, "%s: argument #2: index %I out of range",
                                m->fn, i);
-        index = (cl_uint)i;
-        extra = &index;
+        extra.arg_index = (cl_uint)i;
     }
     name = lclgc_checkstr(L, at, NULL, m->fn);
-    info = clgc_info_find(clgc_info_family_find(m->family), name);
+    info = clgc_info_find(f, name);
     if (info == NULL)
         return lclgc_error(L, "%s: unknown info name '%s' (not a %s)", m->fn,
                            name, m->family);
     if (info->type == CLGC_INFO_BINARIES)
-        return lclgc_info_binaries(L, m, obj, extra);
-    err = m->get(obj, extra, info->value, 0, NULL, &size);
+        return lclgc_info_binaries(L, m, f, obj);
+    err = clgc_info_get(f, obj, &extra, info->value, 0, NULL, &size);
     if (err != CL_SUCCESS)
         return lclgc_cl_error(L, m->fn, err);
     buf = lua_newuserdatauv(L, size + 1, 0); /* freed by Lua's collector */
     /* An empty value is not asked for again: PoCL 3.1 copies
      * CL_CONTEXT_PROPERTIES from NULL when the context has none. */
-    if (size > 0 &&
-        (err = m->get(obj, extra, info->value, size, buf, NULL)) != CL_SUCCESS)
+    if (size > 0 && (err = clgc_info_get(f, obj, &extra, info->value, size, buf,
+                                         NULL)) != CL_SUCCESS)
         return lclgc_cl_error(L, m->fn, err);
     buf[size] = '\0';
     lclgc_info_push(L, info, buf, size, m->fn);
     return 1;
 }
 
-#define GETTER(f, call)                                                        \
-    static cl_int f(void *o, const void *x, cl_uint p, size_t s, void *v,      \
-                    size_t *r)                                                 \
-    {                                                                          \
-        (void)x;                                                               \
-        return call;                                                           \
-    }
-GETTER(lclgc_get_platform, clgc_clGetPlatformInfo(o, p, s, v, r))
-GETTER(lclgc_get_device, clgc_clGetDeviceInfo(o, p, s, v, r))
-GETTER(lclgc_get_context, clgc_clGetContextInfo(o, p, s, v, r))
-GETTER(lclgc_get_queue, clgc_clGetCommandQueueInfo(o, p, s, v, r))
-GETTER(lclgc_get_mem, clgc_clGetMemObjectInfo(o, p, s, v, r))
-GETTER(lclgc_get_program, clgc_clGetProgramInfo(o, p, s, v, r))
-GETTER(lclgc_get_build,
-       clgc_clGetProgramBuildInfo(o, (cl_device_id)x, p, s, v, r))
-GETTER(lclgc_get_kernel, clgc_clGetKernelInfo(o, p, s, v, r))
-GETTER(lclgc_get_work_group,
-       clgc_clGetKernelWorkGroupInfo(o, (cl_device_id)x, p, s, v, r))
-GETTER(lclgc_get_arg,
-       clgc_clGetKernelArgInfo(o, *(const cl_uint *)x, p, s, v, r))
-GETTER(lclgc_get_event, clgc_clGetEventInfo(o, p, s, v, r))
-GETTER(lclgc_get_image, clgc_clGetImageInfo(o, p, s, v, r))
-GETTER(lclgc_get_sampler, clgc_clGetSamplerInfo(o, p, s, v, r))
-#undef GETTER
-
-#define METHOD(f, class, fn, family, get, extra)                               \
+#define METHOD(f, class, fn, family, extra)                                    \
     static int f(lua_State *L)                                                 \
     {                                                                          \
-        static const struct lclgc_info_method m = {fn, family, get, extra};    \
+        static const struct lclgc_info_method m = {fn, family, extra};         \
                                                                                \
         return lclgc_info_call(L, &m, class);                                  \
     }
 METHOD(lclgc_platform_info, LCLGC_PLATFORM, "clgc.Platform:info",
-       "cl_platform_info", lclgc_get_platform, EXTRA_NONE)
+       "cl_platform_info", EXTRA_NONE)
 METHOD(lclgc_device_info, LCLGC_DEVICE, "clgc.Device:info", "cl_device_info",
-       lclgc_get_device, EXTRA_NONE)
+       EXTRA_NONE)
 METHOD(lclgc_context_info, LCLGC_CONTEXT, "clgc.Context:info",
-       "cl_context_info", lclgc_get_context, EXTRA_NONE)
+       "cl_context_info", EXTRA_NONE)
 METHOD(lclgc_queue_info, LCLGC_QUEUE, "clgc.Queue:info",
-       "cl_command_queue_info", lclgc_get_queue, EXTRA_NONE)
+       "cl_command_queue_info", EXTRA_NONE)
 METHOD(lclgc_buffer_info, LCLGC_BUFFER, "clgc.Buffer:info", "cl_mem_info",
-       lclgc_get_mem, EXTRA_NONE)
+       EXTRA_NONE)
 METHOD(lclgc_program_info, LCLGC_PROGRAM, "clgc.Program:info",
-       "cl_program_info", lclgc_get_program, EXTRA_NONE)
+       "cl_program_info", EXTRA_NONE)
 METHOD(lclgc_program_build_info, LCLGC_PROGRAM, "clgc.Program:build_info",
-       "cl_program_build_info", lclgc_get_build, EXTRA_DEVICE)
+       "cl_program_build_info", EXTRA_DEVICE)
 METHOD(lclgc_kernel_info, LCLGC_KERNEL, "clgc.Kernel:info", "cl_kernel_info",
-       lclgc_get_kernel, EXTRA_NONE)
+       EXTRA_NONE)
 METHOD(lclgc_kernel_work_group_info, LCLGC_KERNEL,
-       "clgc.Kernel:work_group_info", "cl_kernel_work_group_info",
-       lclgc_get_work_group, EXTRA_DEVICE)
+       "clgc.Kernel:work_group_info", "cl_kernel_work_group_info", EXTRA_DEVICE)
 METHOD(lclgc_kernel_arg_info, LCLGC_KERNEL, "clgc.Kernel:arg_info",
-       "cl_kernel_arg_info", lclgc_get_arg, EXTRA_ARG)
+       "cl_kernel_arg_info", EXTRA_ARG)
 METHOD(lclgc_event_info, LCLGC_EVENT, "clgc.Event:info", "cl_event_info",
-       lclgc_get_event, EXTRA_NONE)
+       EXTRA_NONE)
 METHOD(lclgc_image_info, LCLGC_IMAGE, "clgc.Image:info", "cl_image_info",
-       lclgc_get_image, EXTRA_NONE)
+       EXTRA_NONE)
 METHOD(lclgc_image_mem_info, LCLGC_IMAGE, "clgc.Image:mem_info", "cl_mem_info",
-       lclgc_get_mem, EXTRA_NONE)
+       EXTRA_NONE)
 METHOD(lclgc_sampler_info, LCLGC_SAMPLER, "clgc.Sampler:info",
-       "cl_sampler_info", lclgc_get_sampler, EXTRA_NONE)
+       "cl_sampler_info", EXTRA_NONE)
 #undef METHOD
 
 /* info_names(family) -> { name... }, { [name] = type }: the registry's names

@@ -180,6 +180,10 @@ function M.step(max)
         error("clgc.step: argument #1: integer expected, got " .. type(max),
             2)
     end
+    if max ~= nil and max < 0 then
+        error("clgc.step: argument #1: a count of 0 or more expected, got "
+            .. max, 2)
+    end
     core.drain(max or 0)
     local batch = ready
     ready = {}
@@ -461,6 +465,10 @@ function M.open(pattern, queue_options)
     if pattern ~= nil and type(pattern) ~= "string" then
         error("clgc.open: argument #1: string expected, got " .. type(pattern),
             2)
+    end
+    if queue_options ~= nil and type(queue_options) ~= "table" then
+        error("clgc.open: argument #2: table expected, got "
+            .. type(queue_options), 2)
     end
     for _, p in ipairs(core.platforms()) do
         if p:info("name"):find(pattern or "", 1, true) then

@@ -96,13 +96,19 @@ lclgc_program_compile(lua_State *L)
 {
     const char *fn = "clgc.Program:compile";
     cl_program p = lclgc_check(L, 1, LCLGC_PROGRAM, fn);
-    const char *opts = lua_pushfstring(L, "%s -cl-kernel-arg-info",
-                                       lclgc_optstr(L, 2, "", fn));
-    int opts_idx = lua_gettop(L);
+    const char *opts;
+    int opts_idx;
     cl_uint n = 0;
     cl_program *hs = NULL;
     const char **names = NULL;
     cl_int err;
+
+    /* The options' copy goes above the arguments: at 3 it would be taken
+     * for the headers when none are passed. */
+    lua_settop(L, 3);
+    opts = lua_pushfstring(L, "%s -cl-kernel-arg-info",
+                           lclgc_optstr(L, 2, "", fn));
+    opts_idx = lua_gettop(L);
 
     if (!lua_isnoneornil(L, 3)) {
         lclgc_checktype(L, 3, LUA_TTABLE, fn);
@@ -157,13 +163,19 @@ lclgc_context_link(lua_State *L)
 {
     const char *fn = "clgc.Context:link";
     cl_context c = lclgc_check(L, 1, LCLGC_CONTEXT, fn);
-    /* -cl-kernel-arg-info again: without it PoCL's linked kernels have no
-     * argument information, and Kernel:arg could not check kinds. */
-    const char *opts = lua_pushfstring(L, "%s -cl-kernel-arg-info",
-                                       lclgc_optstr(L, 3, "", fn));
+    const char *opts;
     cl_uint n;
     cl_program *ps, p;
     cl_int err = CL_SUCCESS;
+
+    /* -cl-kernel-arg-info again: without it PoCL's linked kernels have no
+     * argument information, and Kernel:arg could not check kinds. Pushed
+     * above the arguments, where a missing one cannot be taken for it. */
+    if (lua_isnone(L, 2))
+        lclgc_checktype(L, 2, LUA_TTABLE, fn);
+    lua_settop(L, 3);
+    opts = lua_pushfstring(L, "%s -cl-kernel-arg-info",
+                           lclgc_optstr(L, 3, "", fn));
 
     if (luaL_testudata(L, 2, LCLGC_PROGRAM) != NULL) {
         lua_createtable(L, 1, 0);

@@ -169,10 +169,12 @@ lclgc_optstr(lua_State *L, int idx, const char *def, const char *fn)
 void
 lclgc_checktype(lua_State *L, int idx, int type, const char *fn)
 {
-    if (lua_type(L, idx) != type) {
-        lua_pushfstring(L, "%s expected", lua_typename(L, type));
-        lclgc_argerror(L, idx, fn, lua_tostring(L, -1));
-    }
+    /* Nothing pushed before the type is read: an argument not passed
+     * would take the pushed value's place ("got string"), not "no
+     * value". */
+    if (lua_type(L, idx) != type)
+        lclgc_error(L, "%s: argument #%d: %s expected, got %s", fn, idx,
+                    lua_typename(L, type), lclgc_typename(L, idx));
 }
 
 /* The length of a table as its raw array part counts it: a lying __len
@@ -202,6 +204,35 @@ lclgc_checkopt(lua_State *L, int idx, const char *def,
             return i;
     return lclgc_error(L, "%s: argument #%d: invalid option '%s'", fn, idx,
                        name);
+}
+
+/* Option field of the options table at idx: one of names (def where
+ * the field is absent, or the options are), as its index. An error names
+ * the option, not a stack slot the caller never passed. */
+int
+lclgc_opt_choice(lua_State *L, int idx, const char *field, const char *def,
+                 const char *const names[], const char *fn)
+{
+    const char *name = def;
+    int i;
+
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        int t = lua_getfield(L, idx, field);
+
+        if (t != LUA_TNIL && t != LUA_TSTRING)
+            lclgc_error(L, "%s: option '%s': a string expected, got %s", fn,
+                        field, lclgc_typename(L, -1));
+        if (t == LUA_TSTRING)
+            name = lua_tostring(L, -1);
+    }
+    for (i = 0; names[i] != NULL; i++)
+        if (strcmp(names[i], name) == 0)
+            break;
+    if (names[i] == NULL)
+        lclgc_error(L, "%s: option '%s': invalid value '%s'", fn, field, name);
+    if (lua_type(L, idx) == LUA_TTABLE)
+        lua_pop(L, 1);
+    return i;
 }
 
 /* __tostring of an error object: its message. */

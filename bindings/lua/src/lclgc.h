@@ -92,6 +92,8 @@ void lclgc_checktype(lua_State *L, int idx, int type, const char *fn);
 size_t lclgc_rawlen(lua_State *L, int idx, const char *fn);
 int lclgc_checkopt(lua_State *L, int idx, const char *def,
                    const char *const names[], const char *fn);
+int lclgc_opt_choice(lua_State *L, int idx, const char *field, const char *def,
+                     const char *const names[], const char *fn);
 
 /* lclgc.c */
 lclgc_state *lclgc_state_get(lua_State *L);

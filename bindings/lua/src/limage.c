@@ -119,13 +119,11 @@ lclgc_context_image(lua_State *L)
     cl_mem m;
 
     lclgc_checktype(L, 2, LUA_TTABLE, fn);
-    lua_getfield(L, 2, "type");
-    t = lclgc_checkopt(L, lua_gettop(L), "2d", lclgc_image_types, fn);
-    lua_getfield(L, 2, "access");
-    f = flags[lclgc_checkopt(L, lua_gettop(L), "rw", access, fn)];
+    t = lclgc_opt_choice(L, 2, "type", "2d", lclgc_image_types, fn);
+    f = flags[lclgc_opt_choice(L, 2, "access", "rw", access, fn)];
     lua_getfield(L, 2, "format");
     lclgc_check_format(L, -1, &format, fn);
-    lua_pop(L, 3);
+    lua_pop(L, 1);
     memset(&desc, 0, sizeof(desc));
     desc.image_type = lclgc_image_cl_types[t];
     desc.image_width = lclgc_desc_size(L, 2, "width", 0, 1, fn);

@@ -895,11 +895,7 @@ lclgc_queue_map(lua_State *L)
     void *p;
 
     lclgc_check_opts(L, 3, fn);
-    if (lua_type(L, 3) == LUA_TTABLE) {
-        lua_getfield(L, 3, "flags");
-        f = lclgc_checkopt(L, lua_gettop(L), "rw", names, fn);
-        lua_pop(L, 1);
-    }
+    f = lclgc_opt_choice(L, 3, "flags", "rw", names, fn);
     off = lclgc_opt_size(L, 3, "offset", 0, fn);
     lclgc_check_range(L, total, off, 0, "the map", fn);
     size = lclgc_opt_size(L, 3, "size", total - off, fn);

@@ -136,7 +136,8 @@ lib.raises(function() ctx:image{ format = { "rgba", "float" },
 lib.raises(function() ctx:image{ format = { "rgba", "float" },
     width = 0 / 0, height = 1 } end, "non-negative integer expected")
 lib.raises(function() ctx:image{ format = { "rgba", "float" },
-    width = 4, height = 4, access = "x" } end, "invalid option 'x'")
+    width = 4, height = 4, access = "x" } end,
+    "option 'access': invalid value 'x'")
 
 -- Samplers: info, and one passed to a kernel with two images.
 local s = ctx:sampler{ normalized = false, addressing = "clamp_to_edge",

@@ -176,6 +176,37 @@ do
     lib.eq(name:string(), dev:info("name"), "the name")
 end
 
+-- 10. What a new user met: messages count the arguments passed, name the
+-- function called, and a missing argument is "no value", not the type of
+-- something the binding pushed.
+do
+    local p = ctx:program("__kernel void k(__global int *x) { x[0] = FOO; }")
+    lib.eq(p:compile("-DFOO=7"), p, "compile(options) without headers")
+    local b = ctx:buffer(64)
+    lib.raises(function() q:read_rect(b) end,
+        "clgc.Queue:read_rect: argument #3: table expected, got no value")
+    lib.raises(function() q:write_rect(b) end,
+        "clgc.Queue:write_rect: argument #3", "got no value")
+    lib.raises(function() q:copy_rect(b, b) end,
+        "clgc.Queue:copy_rect: argument #4", "got no value")
+    lib.raises(function() ctx:image() end,
+        "clgc.Context:image: argument #2: table expected, got no value")
+    lib.raises(function() ctx:link() end,
+        "clgc.Context:link: argument #2: table expected, got no value")
+    lib.raises(function() clgc.wrap("Buffer") end,
+        "argument #2", "got no value")
+    lib.raises(function() q:map(b, { flags = "x" }) end,
+        "clgc.Queue:map: option 'flags': invalid value 'x'")
+    lib.raises(function() ctx:image({ type = "4d" }) end,
+        "clgc.Context:image: option 'type': invalid value '4d'")
+    lib.raises(function() clgc.open("Portable", "x") end,
+        "clgc.open: argument #2: table expected, got string")
+    lib.raises(function() clgc.step(-1) end,
+        "clgc.step: argument #1: a count of 0 or more expected, got -1")
+    b:release()
+    p:release()
+end
+
 -- And: a code no cl_int holds has no name.
 lib.eq(clgc.error_name(2 ^ 40), "CL_UNKNOWN_ERROR", "error_name(2^40)")
 lib.eq(clgc.error_name(1 << 40), "CL_UNKNOWN_ERROR", "error_name(1<<40)")

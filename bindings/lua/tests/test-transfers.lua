@@ -265,7 +265,7 @@ do
     collectgarbage() -- unmaps it
     q:finish()
     lib.raises(function() q:map(b2, { size = 17 }) end, "past the end")
-    lib.raises(function() q:map(b2, { flags = "x" }) end, "invalid option 'x'")
+    lib.raises(function() q:map(b2, { flags = "x" }) end, "option 'flags': invalid value 'x'")
     lib.raises(function() q:map(b2, { offset = 16 }) end, "nothing to map")
     -- In a coroutine the map first waits behind the queue (a marker on
     -- its wait list): a bad list is still the map's error.

@@ -1,5 +1,6 @@
-/* clgc.core: the state's completion queue, errors, handles, worker jobs,
- * and the failures of Lua handlers.
+/* The service of clgc.core's areas (lclgc.h): the state's completion
+ * queue, errors, handles, worker jobs, and the failures of Lua handlers;
+ * the module's entry is the hub's (lmodule.c).
  *
  * Failures. clgc keeps the failures that handlers report with
  * clgc_callback_fail in one list for the whole process, and this binding
@@ -14,9 +15,6 @@
  * else (another library in the process, or a thread clgc could not attach)
  * is recognised and never dereferenced as ours. */
 
-/* dladdr, RTLD_NODELETE */
-#define _GNU_SOURCE 1
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <math.h>
@@ -1280,36 +1278,15 @@ static const luaL_Reg lclgc_internal[] = {
     {"fail", lclgc_l_fail},       {"failures_routed", lclgc_l_failures_routed},
     {"reapers", lclgc_l_reapers}, {NULL, NULL}};
 
-CLGC_EXTERN int luaopen_clgc_core(lua_State *L);
-
-int
-luaopen_clgc_core(lua_State *L)
+/* The service's own functions: the module table's (below the table on
+ * top of the stack) and registry["clgc.internal"]'s. Called by the hub
+ * (lmodule.c) while it builds the module. */
+void
+lclgc_open_core(lua_State *L)
 {
-    static int pinned;
-    Dl_info info;
-
-    /* lua_close unloads the C modules it loaded, and with this one
-     * libclgc, while threads may still run their code: PoCL's, calling a
-     * trampoline; clgc's watcher; a reaper of ours. Pin the module (and so
-     * libclgc) for the life of the process. */
-    if (!__atomic_exchange_n(&pinned, 1, __ATOMIC_ACQ_REL) &&
-        dladdr((void *)luaopen_clgc_core, &info) != 0 && info.dli_fname != NULL)
-        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
-    (void)lclgc_state_get(L);
-    luaL_newlib(L, lclgc_funcs);
+    luaL_setfuncs(L, lclgc_funcs, 0);
     lua_pushstring(L, clgc_version());
     lua_setfield(L, -2, "version");
-    lclgc_open_platform(L);
-    lclgc_open_program(L);
-    lclgc_open_mem(L);
-    lclgc_open_event(L);
-    lclgc_open_generic(L);
-    lclgc_open_xfer(L);
-    lclgc_open_image(L);
-    lclgc_open_binary(L);
-    lclgc_open_info(L);
     luaL_newlib(L, lclgc_internal);
-    lclgc_internal_program(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "clgc.internal");
-    return 1;
 }

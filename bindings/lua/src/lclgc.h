@@ -144,7 +144,10 @@ void lclgc_push_scalar(lua_State *L, int t, const void *in);
 /* levent.c */
 cl_event *lclgc_check_events(lua_State *L, int idx, cl_uint *n, const char *fn);
 
-/* Areas. Each adds its functions to the module table at the top. */
+/* The service's and the areas' parts of the module, which the hub
+ * (lmodule.c) puts together: each adds its functions to the module table
+ * on top of the stack, or its methods to their classes. */
+void lclgc_open_core(lua_State *L);
 void lclgc_open_platform(lua_State *L);
 void lclgc_open_program(lua_State *L);
 void lclgc_open_mem(lua_State *L);

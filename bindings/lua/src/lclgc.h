@@ -168,6 +168,7 @@ void lclgc_open_info(lua_State *L);
  * defaults). lclgc_opt_wait pushes one value, as lclgc_check_events. */
 size_t lclgc_opt_size(lua_State *L, int idx, const char *name, size_t def,
                       const char *fn);
+size_t lclgc_mem_size(lua_State *L, cl_mem m, const char *fn);
 int lclgc_opt_triple(lua_State *L, int idx, const char *name, size_t out[3],
                      const char *fn);
 cl_event *lclgc_opt_wait(lua_State *L, int idx, cl_uint *n, const char *fn);

@@ -39,24 +39,12 @@ lclgc_context_buffer(lua_State *L)
     return 1;
 }
 
-static size_t
-lclgc_buffer_bytes(lua_State *L, cl_mem m, const char *fn)
-{
-    size_t size = 0;
-    cl_int err =
-        clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL);
-
-    if (err != CL_SUCCESS)
-        lclgc_cl_error(L, fn, err);
-    return size;
-}
-
 static int
 lclgc_buffer_size(lua_State *L)
 {
     const char *fn = "clgc.Buffer:size";
 
-    lua_pushinteger(L, (lua_Integer)lclgc_buffer_bytes(
+    lua_pushinteger(L, (lua_Integer)lclgc_mem_size(
                            L, lclgc_check(L, 1, LCLGC_BUFFER, fn), fn));
     return 1;
 }
@@ -176,7 +164,7 @@ lclgc_queue_read(lua_State *L)
     const char *fn = "clgc.Queue:read";
     cl_command_queue q = lclgc_check(L, 1, LCLGC_QUEUE, fn);
     cl_mem m = lclgc_check(L, 2, LCLGC_BUFFER, fn);
-    size_t total = lclgc_buffer_bytes(L, m, fn), size, es = 1;
+    size_t total = lclgc_mem_size(L, m, fn), size, es = 1;
     struct lclgc_xfer x;
     char *buf;
     cl_int err;

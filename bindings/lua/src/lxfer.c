@@ -116,7 +116,8 @@ lclgc_check_opts(lua_State *L, int idx, const char *fn)
         lclgc_checktype(L, idx, LUA_TTABLE, fn);
 }
 
-static size_t
+/* A buffer's size (CL_MEM_SIZE); its error is raised. */
+size_t
 lclgc_mem_size(lua_State *L, cl_mem m, const char *fn)
 {
     size_t size = 0;

@@ -2492,7 +2492,10 @@ thread_in_region_p(void)
 /* ------------------------------------------------------------------------ */
 
 /* scm_c_define_gsubr, with a docstring (what ,describe and
- * procedure-documentation show). */
+ * procedure-documentation show). (clgc)'s export list is made from these
+ * calls (guile.am: every define_doc call whose name does not start
+ * with '%'), so none is defined without being exported and documented,
+ * and the list names none that is gone. */
 static void
 define_doc(const char *name, int req, int opt, int rst, scm_t_subr fn,
            const char *doc)

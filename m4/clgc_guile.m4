@@ -13,18 +13,21 @@
 #   guilemoduledir     the Scheme module clgc.scm
 #   guileobjectdir     its compiled clgc.go
 #   guileextensiondir  the C extension libguile-clgc-v-0.so
-# Under ${prefix} by default, so that `make distcheck` and --prefix
-# installs stay inside the prefix (Guile's .pc directories are absolute);
-# --with-guile-site-dirs puts them in Guile's own site and extension
-# directories instead, where `guile` finds them with no load path set.
+# Where the prefix is Guile's own (--prefix=/usr with Debian's Guile),
+# in Guile's site and extension directories as guile-3.0.pc names them
+# (on Debian multiarch ones, which ${libdir}/guile/3.0 is not), where
+# `guile` finds the module and its compiled .go with no load path set;
+# under ${prefix} otherwise, so that `make distcheck` and other --prefix
+# installs stay inside the prefix (Guile's .pc directories are absolute).
+# --with-guile-site-dirs or --without-guile-site-dirs forces either.
 AC_DEFUN([CLGC_GUILE], [
 AC_ARG_WITH([guile],
   [AS_HELP_STRING([--with-guile], [build the Guile 3.0 binding @<:@default=if found@:>@])],
   [], [with_guile=check])
 AC_ARG_WITH([guile-site-dirs],
   [AS_HELP_STRING([--with-guile-site-dirs],
-    [install the Guile binding in Guile's own site and extension directories instead of under --prefix])],
-  [], [with_guile_site_dirs=no])
+    [install the Guile binding in Guile's own site and extension directories instead of under --prefix @<:@default=where the prefix is Guile's@:>@])],
+  [], [with_guile_site_dirs=check])
 have_guile=no
 AS_IF([test "x$with_guile" != xno], [
   m4_ifdef([GUILE_PKG], [
@@ -41,6 +44,12 @@ AS_IF([test "x$with_guile" != xno], [
   AS_IF([test "x$have_guile$with_guile" = xnoyes],
     [AC_MSG_ERROR([--with-guile: Guile 3.0, guild or bdwgc not found (Debian: guile-3.0 guile-3.0-dev libgc-dev)])])])
 AS_IF([test "x$have_guile" = xyes], [
+  AS_IF([test "x$with_guile_site_dirs" = xcheck], [
+    clgc_prefix=$prefix
+    AS_IF([test "x$clgc_prefix" = xNONE], [clgc_prefix=$ac_default_prefix])
+    AS_IF([test "x$clgc_prefix" = "x`$PKG_CONFIG --variable=prefix guile-3.0`"],
+      [with_guile_site_dirs=yes], [with_guile_site_dirs=no])
+    AC_MSG_NOTICE([the Guile binding in Guile's own directories: $with_guile_site_dirs])])
   AS_IF([test "x$with_guile_site_dirs" = xyes], [
     guilemoduledir=`$PKG_CONFIG --variable=sitedir guile-3.0`
     guileobjectdir=`$PKG_CONFIG --variable=siteccachedir guile-3.0`

@@ -53,9 +53,11 @@
 
 #define CLGC__LEARN_SAMPLES 8
 /* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt class
- * late, and how often a wait samples a prompt class again. */
+ * late, and how often a wait samples a prompt class again: rarely, as a
+ * sample polls (each class is learned from its own commands' waits; this
+ * only follows a driver that changes). */
 #define CLGC__LATE_QUORUM 3
-#define CLGC__RESAMPLE_EVERY 16
+#define CLGC__RESAMPLE_EVERY 256
 /* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
 #define CLGC__RESAMPLE_SUSPECT 2
 /* How often a wait samples a late class: such a sample costs the wait up
@@ -189,7 +191,7 @@ clgc__learned(int platform, int c)
 
 /* Whether this wait should sample class c again, which is learned. Which
  * waits: one in CLGC__RESAMPLE_EVERY at random, never in step with a
- * program's own period. Every 16th wait is the same kind of wait in a
+ * program's own period. Every 256th wait is the same kind of wait in a
  * program that repeats four (clgc-bench wait's saxpy, saxpy, ~1 ms,
  * ~100 ms): the resampled waits would all be saxpy launches. A fixed
  * sequence of any step has periods of its own (a golden-ratio one spaces

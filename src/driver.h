@@ -36,7 +36,6 @@ enum clgc__plan_reason {
     CLGC__BECAUSE_FORCED,       /* clgc_wait_set_strategy, CLGC_WAIT_STRATEGY */
     CLGC__BECAUSE_LEARNING,     /* the platform's callbacks are learned */
     CLGC__BECAUSE_CROWDED,      /* learned; another wait samples now */
-    CLGC__BECAUSE_RECOVERING,   /* learned late; this wait samples again */
     CLGC__BECAUSE_PROMPT,       /* learned prompt */
     CLGC__BECAUSE_RESAMPLED,    /* learned prompt; this wait samples again */
     CLGC__BECAUSE_LATE,         /* learned late; its own wait spins */
@@ -66,11 +65,10 @@ clgc__class_of(long duration)
  * wait with ask_long asks clgc__driver_plan_long() at CLGC__LONG_NS (the
  * plan for its own wait, CLGC__PLAN_OWN and _BACKOFF_THEN_OWN, is the
  * whole wait's). A wait on a prompt class is CLGC__PLAN_SAMPLE one
- * time in CLGC__RESAMPLE_EVERY at random, on a late one one time in
- * CLGC__RECOVER_EVERY. One wait at a time samples a platform: a
- * CLGC__PLAN_SAMPLE is the platform's sampler, which the wait hands back
- * with clgc__driver_sampled() once it stops sampling (its sample taken,
- * or given up); while another wait holds it, a wait that would sample is
+ * time in CLGC__RESAMPLE_EVERY at random. One wait at a time samples a
+ * platform: a CLGC__PLAN_SAMPLE is the platform's sampler, which the wait hands
+ * back with clgc__driver_sampled() once it stops sampling (its sample taken, or
+ * given up); while another wait holds it, a wait that would sample is
  * CLGC__PLAN_CALLBACK. So a burst of waits that crowds the CPUs, and
  * makes the driver's callbacks late by taking its threads' time, leaves
  * one sample, not a majority. */

@@ -147,12 +147,11 @@ START_TEST(pocl_is_learned_prompt)
 END_TEST
 
 /* A driver whose callbacks are prompt at first and late later is learned
- * prompt, then late from the waits that sample it again (one in 256); and
- * a platform learned late whose callbacks are prompt again (a burst that
- * crowded the driver's threads, say) is learned prompt again, from the
- * waits that sample its late class again (one in 64). It failed before
- * the classes: late stayed late. A bound on the waits, not a time. */
-START_TEST(a_platform_learned_late_recovers)
+ * prompt, then late from the waits that sample it again (one in 16), and
+ * stays late: prompt samples (the vehicle off again) do not turn it back,
+ * as a sampling wait's own looks can make NVIDIA call back on time. A
+ * bound on the waits, not a time. */
+START_TEST(a_prompt_platform_that_turns_late_stays_late)
 {
     struct test_device d;
     int waits = 0;
@@ -172,14 +171,13 @@ START_TEST(a_platform_learned_late_recovers)
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
     latecb_set_ms(0);
     release_all();
-    for (waits = 0; waits < 20000 && learned(&d) == CLGC_WAIT_DRIVER_LATE;
-         waits++) {
+    for (int i = 0; i < 64; i++) {
         cl_event ev = test_launch(&d, 2000);
 
         ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
         clReleaseEvent(ev);
     }
-    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
+    ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_LATE);
     release_all();
     test_device_close(&d);
 }
@@ -683,7 +681,7 @@ main(void)
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);
     tcase_add_test(tc, an_own_wait_that_never_tells_is_avoided);
-    tcase_add_test(tc, a_platform_learned_late_recovers);
+    tcase_add_test(tc, a_prompt_platform_that_turns_late_stays_late);
     tcase_add_test(tc, prompt_short_commands_leave_long_ones_late);
     tcase_add_test(tc, a_late_command_in_every_four_turns_the_platform_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);

@@ -131,10 +131,11 @@ CLGC_EXTERN int clgc_wait_set_strategy(clgc_wait_strategy_t strategy);
 /* What clgc learned of a platform's completion callbacks, for short
  * commands (those a wait sees complete within its first 200 us) and long
  * ones apart: NVIDIA's callbacks are prompt for the first and late for
- * the second. A class is sampled again now and then, at random: a prompt
- * one turns late when enough of its recent samples were, a late one
- * prompt when all were (clgc_wait_set_strategy(CLGC_WAIT_LEARN) forgets
- * both). How many samples decide, and how late is late: docs/wait.md. */
+ * the second. A prompt class is sampled again now and then, at random,
+ * and turns late when enough of its recent samples were; a late class
+ * stays late (clgc_wait_set_strategy(CLGC_WAIT_LEARN) forgets both). A
+ * platform late in either class is waited for as late in both. How many
+ * samples decide, and how late is late: docs/wait.md. */
 typedef enum clgc_wait_driver {
     CLGC_WAIT_DRIVER_LEARNING, /* too few samples yet */
     CLGC_WAIT_DRIVER_PROMPT,   /* most of the first samples were prompt */

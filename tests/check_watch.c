@@ -357,6 +357,10 @@ START_TEST(an_idle_watcher_wakes_three_times_at_most)
                      CL_SUCCESS);
     while ((watcher = test_thread_named("clgc-watcher")) == 0)
         sched_yield();
+    /* Counted from its first sleep: a watcher that has just started
+     * blocks on its way there too. */
+    while (!test_sleeps_timed(watcher))
+        sched_yield();
     before = test_thread_wakeups(watcher);
     ck_assert_int_ge(before, 0);
     ck_assert_int_eq(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);

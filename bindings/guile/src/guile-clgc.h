@@ -1,15 +1,41 @@
-/* Internal declarations of the Guile binding's C extension. Nothing here
- * is exported: the extension's only exported symbol is its init function,
- * scm_init_clgc. */
+/* Internal declarations of the Guile binding's C extension: the service
+ * every area file uses (core.c, runtime.c) and the areas' procedure tables
+ * that the module's entry (module.c) defines. Nothing here is exported:
+ * the extension's only exported symbols are its init functions. */
 #ifndef GUILE_CLGC_H
 #define GUILE_CLGC_H
 
 #include <clgc.h>
+#include <libguile.h>
+#include <stdint.h>
 
-/* Install the Guile runtime adapter (runtime.c). Called once, from the
- * extension's init function, on the thread that loads it (in Guile mode:
- * the main thread of a program that loads (clgc) before any OpenCL call).
- * Returns clgc_runtime_install's code. */
+/* A procedure of the (clgc) module: an area file's table of them ends with
+ * a NULL name. module.c defines each with its docstring and exports it,
+ * unless its name starts with '%' (the Scheme half's helpers): so none is
+ * defined without being exported and documented. */
+struct guile_clgc_proc {
+    const char *name;
+    int req, opt, rest;
+    scm_t_subr fn;
+    const char *doc;
+};
+
+extern const struct guile_clgc_proc guile_clgc_object_procs[];  /* object.c */
+extern const struct guile_clgc_proc guile_clgc_info_procs[];    /* info.c */
+extern const struct guile_clgc_proc guile_clgc_program_procs[]; /* program.c */
+extern const struct guile_clgc_proc guile_clgc_mem_procs[];     /* mem.c */
+extern const struct guile_clgc_proc guile_clgc_event_procs[];   /* event.c */
+extern const struct guile_clgc_proc guile_clgc_generic_procs[]; /* generic.c */
+extern const struct guile_clgc_proc guile_clgc_closure_procs[]; /* closure.c */
+extern const struct guile_clgc_proc guile_clgc_runtime_procs[]; /* runtime.c */
+
+/* ------------------------------------------------------------------------
+ * The runtime adapter (runtime.c) */
+
+/* Install the Guile runtime adapter. Called once, from the extension's
+ * init function, on the thread that loads it (in Guile mode: the main
+ * thread of a program that loads (clgc) before any OpenCL call). Returns
+ * clgc_runtime_install's code. */
 int guile_clgc_install(void);
 
 /* Switch the safe regions on (1) or off (0) for every later crossing. */
@@ -22,8 +48,90 @@ int guile_clgc_regions(void);
 void guile_clgc_signals_note(void);
 void guile_clgc_signals_restore(void);
 
-/* The runtime's callback_failed hook (clgc.c): keeps the failure for the
- * calling thread's next wait or drain to raise. */
+/* ------------------------------------------------------------------------
+ * Errors (core.c), raised as &clgc-error by the Scheme half; none returns */
+
+const char *guile_clgc_cl_error_name(cl_int code);
+SCM guile_clgc_str_or_false(const char *s);
+void guile_clgc_raise_error(const char *name, int code, const char *who,
+                            SCM log, SCM cause, const char *message);
+void guile_clgc_raise_clgc_named(int code, const char *who, SCM cause,
+                                 const char *message);
+void guile_clgc_raise_cl(cl_int err, const char *who);
+void guile_clgc_raise_clgc(int err, const char *who);
+
+#define CHECK_CL(err, who)                                                     \
+    do {                                                                       \
+        cl_int check_err_ = (err);                                             \
+        if (check_err_ != CL_SUCCESS)                                          \
+            guile_clgc_raise_cl(check_err_, who);                              \
+    } while (0)
+
+/* The runtime's callback_failed hook: keeps the failure for the calling
+ * thread's next wait or drain, which raises it with raise_pending. */
 void guile_clgc_callback_failed(const clgc_callback_error_t *error, void *data);
+void guile_clgc_raise_pending(void);
+
+/* ------------------------------------------------------------------------
+ * Objects (core.c): OpenCL handles as foreign objects of one type a kind */
+
+enum kind {
+    K_PLATFORM,
+    K_DEVICE,
+    K_CONTEXT,
+    K_QUEUE,
+    K_PROGRAM,
+    K_KERNEL,
+    K_MEM,
+    K_EVENT,
+    K_CQ,      /* a clgc completion queue */
+    K_CLOSURE, /* a clgc closure (clgc/ffi.h) */
+    K_NKINDS
+};
+
+struct guile_clgc_kind {
+    const char *name; /* the type's, "cl-context" */
+    cl_int invalid;   /* the code of a released one */
+    scm_t_struct_finalize finalizer;
+};
+extern const struct guile_clgc_kind guile_clgc_kinds[K_NKINDS];
+extern SCM guile_clgc_types[K_NKINDS]; /* made by guile_clgc_core_init */
+
+void guile_clgc_core_init(void);
+SCM guile_clgc_wrap(enum kind k, void *h);
+void *guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who);
+int guile_clgc_kind_of(SCM obj);
+void *guile_clgc_take_handle(SCM obj);
+void guile_clgc_release_handle(enum kind k, void *h);
+void guile_clgc_seen_note(enum kind k, void *h);
+int guile_clgc_seen_kind(void *h);
+void **guile_clgc_handle_array(enum kind k, SCM list, int pos, const char *who,
+                               cl_uint *n, void **buf, size_t n_buf);
+void guile_clgc_free_array(void **a, void **buf);
+
+/* Closures (closure.c): a closure's retirement, for release; its C
+ * function, for the generic path. */
+void guile_clgc_closure_retire(void *closure);
+clgc_function_t guile_clgc_closure_code(SCM closure, int pos, const char *who);
+
+/* ------------------------------------------------------------------------
+ * Arguments (core.c) */
+
+void guile_clgc_validate(const char *who, int ok, SCM v, int pos,
+                         const char *what);
+int64_t guile_clgc_to_signed(SCM v, int64_t min, int64_t max, int pos,
+                             const char *who);
+uint64_t guile_clgc_to_unsigned(SCM v, uint64_t max, int pos, const char *who);
+int guile_clgc_sym_is(SCM sym, const char *name);
+
+/* ------------------------------------------------------------------------
+ * Scheme callbacks (core.c) and the interruptible wait (event.c) */
+
+extern SCM guile_clgc_guarded; /* (%call-guarded proc args) */
+void guile_clgc_report_failure(SCM exn);
+SCM guile_clgc_apply_guarded(SCM proc, SCM args, int *ok);
+SCM guile_clgc_call_handler(void *data, SCM key, SCM args);
+void guile_clgc_call_scheme(SCM proc, SCM args);
+cl_int guile_clgc_interruptible_wait(cl_uint n, cl_event *events, SCM keep);
 
 #endif /* GUILE_CLGC_H */

@@ -232,3 +232,44 @@ guile_clgc_regions(void)
 {
     return atomic_load(&guile_regions);
 }
+
+/* ------------------------------------------------------------------------
+ * Switches */
+
+static SCM
+set_safe_regions(SCM on)
+{
+    guile_clgc_set_regions(scm_is_true(on));
+    return SCM_UNSPECIFIED;
+}
+
+static SCM
+safe_regions_p(void)
+{
+    return scm_from_bool(guile_clgc_regions());
+}
+
+static SCM
+runtime_name(void)
+{
+    return guile_clgc_str_or_false(clgc_runtime_current()->name);
+}
+
+static SCM
+thread_in_region_p(void)
+{
+    return scm_from_bool(clgc_thread_in_region());
+}
+
+const struct guile_clgc_proc guile_clgc_runtime_procs[] = {
+    {"set-safe-regions!", 1, 0, 0, set_safe_regions,
+     "(set-safe-regions! on?) switches the safe regions on or off (off: every "
+     "call in Guile mode, for comparison)."},
+    {"safe-regions?", 0, 0, 0, safe_regions_p,
+     "(safe-regions?) -> whether the safe regions are on."},
+    {"runtime-name", 0, 0, 0, runtime_name,
+     "(runtime-name) -> the name of clgc's runtime, \"guile\"."},
+    {"in-safe-region?", 0, 0, 0, thread_in_region_p,
+     "(in-safe-region?) -> whether this thread is inside a safe region (never, "
+     "from Scheme)."},
+    {NULL, 0, 0, 0, NULL, NULL}};

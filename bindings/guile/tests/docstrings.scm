@@ -1,6 +1,6 @@
 ;;; Every procedure (clgc) exports has a docstring, which ,describe and
 ;;; procedure-documentation show, starting with how it is called.
-(use-modules (clgc) (clgc-test))
+(use-modules (clgc) (clgc-test) (system vm program))
 
 (define exports
   (module-map (lambda (name var) (cons name (variable-ref var)))
@@ -15,4 +15,16 @@
                     (if (string? doc) "" " (none)"))
             (and (string? doc) (> (string-length doc) 10)))))
  procs)
+;; And the converse: every procedure the extension defines (a primitive in
+;; the module, from its area files' tables) is exported, or is one of the
+;; Scheme half's '%' helpers.
+(define exported (map car exports))
+(module-for-each
+ (lambda (name var)
+   (let ((v (and (variable-bound? var) (variable-ref var))))
+     (when (and (program? v) (primitive-code? (program-code v))
+                (not (string-prefix? "%" (symbol->string name))))
+       (check (format #f "~a, defined by the extension, is exported" name)
+              (memq name exported)))))
+ (resolve-module '(clgc)))
 (test-exit)

@@ -1,0 +1,541 @@
+/* The Guile binding's service, below every area file: errors raised as
+ * &clgc-error (defined in modules/clgc.scm), the callback failures raised
+ * at the next wait, OpenCL objects as Guile foreign objects, argument
+ * checks, and Scheme callbacks entered with scm_with_guile. */
+
+#include <libguile.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guile-clgc.h"
+
+/* ------------------------------------------------------------------------
+ * Error names */
+
+/* The name of an OpenCL error code, from clgc's table of every code in the
+ * registry; "CL_UNKNOWN_ERROR" for a code it lacks. */
+const char *
+guile_clgc_cl_error_name(cl_int code)
+{
+    const char *name = clgc_cl_error_name(code);
+
+    return name != NULL ? name : "CL_UNKNOWN_ERROR";
+}
+
+/* The Scheme half's raiser, (%raise-clgc-error name code who log cause
+ * message), looked up on first use: the extension is loaded before the
+ * module has defined it. */
+static SCM
+raiser(void)
+{
+    static SCM var = SCM_BOOL_F;
+
+    if (scm_is_false(var))
+        var = scm_gc_protect_object(scm_c_module_lookup(
+            scm_c_resolve_module("clgc"), "%raise-clgc-error"));
+    return scm_variable_ref(var);
+}
+
+SCM
+guile_clgc_str_or_false(const char *s)
+{
+    return s != NULL ? scm_from_utf8_string(s) : SCM_BOOL_F;
+}
+
+/* Raise &clgc-error; never returns. */
+void
+guile_clgc_raise_error(const char *name, int code, const char *who, SCM log,
+                       SCM cause, const char *message)
+{
+    SCM args[6] = {scm_from_utf8_string(name),
+                   scm_from_int(code),
+                   scm_from_utf8_symbol(who),
+                   log,
+                   cause,
+                   guile_clgc_str_or_false(message)};
+
+    scm_call_n(raiser(), args, 6);
+    abort(); /* the raiser never returns */
+}
+
+/* clgc's own codes by their C names: "CLGC_EBUSY". */
+void
+guile_clgc_raise_clgc_named(int code, const char *who, SCM cause,
+                            const char *message)
+{
+    char name[64];
+
+    snprintf(name, sizeof(name), "CLGC_%s", clgc_err_name(code));
+    guile_clgc_raise_error(name, code, who, SCM_BOOL_F, cause, message);
+}
+
+void
+guile_clgc_raise_cl(cl_int err, const char *who)
+{
+    guile_clgc_raise_error(guile_clgc_cl_error_name(err), err, who, SCM_BOOL_F,
+                           SCM_BOOL_F, NULL);
+}
+
+void
+guile_clgc_raise_clgc(int err, const char *who)
+{
+    guile_clgc_raise_clgc_named(err, who, SCM_BOOL_F, clgc_strerror(err));
+}
+
+/* ------------------------------------------------------------------------
+ * Callback failures, raised at the next wait or drain
+ *
+ * A Scheme callback's exception is protected from the collector while clgc
+ * holds it (clgc's failure list is malloc'd), handed back through the
+ * runtime's callback_failed hook on the thread that finishes a wait or a
+ * drain, and kept in that thread's list until the binding raises it. */
+
+struct pending {
+    struct pending *next;
+    const char *command;
+    int code;
+    int protected; /* cause is protected with scm_gc_protect_object */
+    SCM cause;
+};
+
+static __thread struct pending *pending_head, **pending_tail;
+
+void
+guile_clgc_callback_failed(const clgc_callback_error_t *error, void *data)
+{
+    struct pending *p = malloc(sizeof(*p));
+    SCM cause =
+        error->error != NULL ? SCM_PACK_POINTER(error->error) : SCM_BOOL_F;
+
+    (void)data;
+    if (p == NULL)
+        return; /* nowhere to keep it: the failure is lost */
+    p->next = NULL;
+    p->command = error->command;
+    p->code = error->code;
+    p->cause = cause;
+    p->protected = error->error != NULL;
+    if (pending_tail == NULL)
+        pending_tail = &pending_head;
+    *pending_tail = p;
+    pending_tail = &p->next;
+}
+
+/* Raise the calling thread's oldest callback failure, if any. The rest
+ * wait for the next wait or drain. */
+void
+guile_clgc_raise_pending(void)
+{
+    struct pending *p = pending_head;
+    SCM cause;
+    const char *command;
+    int code, protected;
+
+    if (p == NULL)
+        return;
+    pending_head = p->next;
+    if (pending_head == NULL)
+        pending_tail = &pending_head;
+    cause = p->cause;
+    command = p->command != NULL ? p->command : "closure";
+    code = p->code;
+    protected = p->protected;
+    free(p);
+    /* cause is on this frame's stack now, which the collector scans. */
+    if (protected)
+        scm_gc_unprotect_object(cause);
+    guile_clgc_raise_clgc_named(code, command, cause,
+                                "a Scheme callback raised an exception");
+}
+/* ------------------------------------------------------------------------
+ * Objects */
+
+SCM guile_clgc_types[K_NKINDS];
+
+/* Release is idempotent and may race a finalizer of another object only:
+ * the lock makes "take the handle, then release it" one step, so an
+ * explicit release on two threads at once releases once. */
+static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *
+guile_clgc_take_handle(SCM obj)
+{
+    void *h;
+
+    pthread_mutex_lock(&handle_lock);
+    h = scm_foreign_object_ref(obj, 0);
+    scm_foreign_object_set_x(obj, 0, NULL);
+    pthread_mutex_unlock(&handle_lock);
+    return h;
+}
+
+void
+guile_clgc_release_handle(enum kind k, void *h)
+{
+    if (h == NULL)
+        return;
+    switch (k) {
+    case K_CONTEXT:
+        clgc_clReleaseContext(h);
+        break;
+    case K_QUEUE:
+        clgc_clReleaseCommandQueue(h);
+        break;
+    case K_PROGRAM:
+        clgc_clReleaseProgram(h);
+        break;
+    case K_KERNEL:
+        clgc_clReleaseKernel(h);
+        break;
+    case K_MEM:
+        clgc_clReleaseMemObject(h);
+        break;
+    case K_EVENT:
+        clgc_clReleaseEvent(h);
+        break;
+    case K_CLOSURE:
+        /* Only an explicit release frees a closure (see make_closure). */
+        break;
+    case K_CQ:
+        /* On the finalization thread nobody else drains it; a queue with
+         * completions still to come cannot be closed and is left. */
+        clgc_queue_close(h);
+        break;
+    default:
+        break; /* platforms and root devices are never released */
+    }
+}
+
+/* Finalizers run on Guile's finalization thread, a Guile thread: the
+ * wrappers' regions (scm_without_guile) work there as anywhere. */
+#define FINALIZER(k)                                                           \
+    static void finalize_##k(SCM obj)                                          \
+    {                                                                          \
+        guile_clgc_release_handle(k, guile_clgc_take_handle(obj));             \
+    }
+FINALIZER(K_CONTEXT)
+FINALIZER(K_QUEUE)
+FINALIZER(K_PROGRAM)
+FINALIZER(K_KERNEL)
+FINALIZER(K_MEM)
+FINALIZER(K_EVENT)
+FINALIZER(K_CQ)
+
+const struct guile_clgc_kind guile_clgc_kinds[K_NKINDS] = {
+    [K_PLATFORM] = {"cl-platform", CL_INVALID_PLATFORM, NULL},
+    [K_DEVICE] = {"cl-device", CL_INVALID_DEVICE, NULL},
+    [K_CONTEXT] = {"cl-context", CL_INVALID_CONTEXT, finalize_K_CONTEXT},
+    [K_QUEUE] = {"cl-command-queue", CL_INVALID_COMMAND_QUEUE,
+                 finalize_K_QUEUE},
+    [K_PROGRAM] = {"cl-program", CL_INVALID_PROGRAM, finalize_K_PROGRAM},
+    [K_KERNEL] = {"cl-kernel", CL_INVALID_KERNEL, finalize_K_KERNEL},
+    [K_MEM] = {"cl-mem", CL_INVALID_MEM_OBJECT, finalize_K_MEM},
+    [K_EVENT] = {"cl-event", CL_INVALID_EVENT, finalize_K_EVENT},
+    [K_CQ] = {"completion-queue", CLGC_EINVAL, finalize_K_CQ},
+    [K_CLOSURE] = {"closure", CLGC_EINVAL, NULL},
+};
+
+/* Every handle the binding has seen made or returned (by a typed
+ * procedure, an info query or a generic call), with its kind: what
+ * pointer->object checks an address against, since OpenCL cannot tell an
+ * object's kind (PoCL answers a queue's reference count asked as a
+ * buffer's). An open-addressing table of addresses, never shrunk; an
+ * address is noted again with its new kind when the driver reuses it. */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct seen {
+    void *h;
+    int kind;
+} * seen;
+static size_t seen_cap, seen_count;
+
+static size_t
+seen_slot(struct seen *t, size_t cap, void *h)
+{
+    size_t i = ((uintptr_t)h >> 4) * 0x9E3779B97F4A7C15u & (cap - 1);
+
+    while (t[i].h != NULL && t[i].h != h)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+void
+guile_clgc_seen_note(enum kind k, void *h)
+{
+    size_t i;
+
+    if (h == NULL)
+        return;
+    pthread_mutex_lock(&seen_lock);
+    if (2 * (seen_count + 1) > seen_cap) {
+        size_t cap = seen_cap ? 2 * seen_cap : 256;
+        struct seen *t = calloc(cap, sizeof(*t));
+
+        if (t == NULL) {
+            pthread_mutex_unlock(&seen_lock);
+            return; /* not noted: pointer->object will refuse it */
+        }
+        for (size_t j = 0; j < seen_cap; j++)
+            if (seen[j].h != NULL)
+                t[seen_slot(t, cap, seen[j].h)] = seen[j];
+        free(seen);
+        seen = t;
+        seen_cap = cap;
+    }
+    i = seen_slot(seen, seen_cap, h);
+    if (seen[i].h == NULL)
+        seen_count++;
+    seen[i].h = h;
+    seen[i].kind = (int)k;
+    pthread_mutex_unlock(&seen_lock);
+}
+
+/* The kind h was last noted with, or -1. */
+int
+guile_clgc_seen_kind(void *h)
+{
+    int k = -1;
+
+    pthread_mutex_lock(&seen_lock);
+    if (seen_cap > 0 && h != NULL) {
+        size_t i = seen_slot(seen, seen_cap, h);
+
+        if (seen[i].h == h)
+            k = seen[i].kind;
+    }
+    pthread_mutex_unlock(&seen_lock);
+    return k;
+}
+
+SCM
+guile_clgc_wrap(enum kind k, void *h)
+{
+    if (k < K_CQ)
+        guile_clgc_seen_note(k, h);
+    return scm_make_foreign_object_1(guile_clgc_types[k], h);
+}
+
+/* The live handle of obj, of kind k: a wrong type raises wrong-type-arg,
+ * a released object &clgc-error with the kind's CL_INVALID_* code. */
+void *
+guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who)
+{
+    void *h;
+
+    if (!SCM_IS_A_P(obj, guile_clgc_types[k]))
+        scm_wrong_type_arg_msg(who, pos, obj, guile_clgc_kinds[k].name);
+    h = scm_foreign_object_ref(obj, 0);
+    if (h == NULL) {
+        /* clgc's objects have clgc's code, by clgc's name: CLGC_EINVAL's
+         * value is also CL_MEM_OBJECT_ALLOCATION_FAILURE's. */
+        if (k == K_CQ)
+            guile_clgc_raise_error("CLGC_EINVAL", CLGC_EINVAL, who, SCM_BOOL_F,
+                                   SCM_BOOL_F,
+                                   "the completion queue was closed");
+        if (k == K_CLOSURE)
+            guile_clgc_raise_error("CLGC_EINVAL", CLGC_EINVAL, who, SCM_BOOL_F,
+                                   SCM_BOOL_F, "the closure was released");
+        guile_clgc_raise_error(
+            guile_clgc_cl_error_name(guile_clgc_kinds[k].invalid),
+            guile_clgc_kinds[k].invalid, who, SCM_BOOL_F, SCM_BOOL_F,
+            "the object was released");
+    }
+    return h;
+}
+
+int
+guile_clgc_kind_of(SCM obj)
+{
+    for (int k = 0; k < K_NKINDS; k++)
+        if (SCM_IS_A_P(obj, guile_clgc_types[k]))
+            return k;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------
+ * Arguments */
+
+/* A wrong-type-arg error unless ok. */
+void
+guile_clgc_validate(const char *who, int ok, SCM v, int pos, const char *what)
+{
+    if (!ok)
+        scm_wrong_type_arg_msg(who, pos, v, what);
+}
+
+/* An exact integer argument within [min, max]: a wrong type raises
+ * wrong-type-arg, a value out of the range out-of-range, both with
+ * arguments Guile can print (scm_to_size_t's own range error, in Guile
+ * 3.0.8, carries bounds that crash the printer). */
+int64_t
+guile_clgc_to_signed(SCM v, int64_t min, int64_t max, int pos, const char *who)
+{
+    if (!scm_is_exact_integer(v))
+        scm_wrong_type_arg_msg(who, pos, v, "exact integer");
+    if (!scm_is_signed_integer(v, min, max))
+        scm_out_of_range_pos(who, v, scm_from_int(pos));
+    return scm_to_int64(v);
+}
+
+uint64_t
+guile_clgc_to_unsigned(SCM v, uint64_t max, int pos, const char *who)
+{
+    if (!scm_is_exact_integer(v))
+        scm_wrong_type_arg_msg(who, pos, v, "exact integer");
+    if (!scm_is_unsigned_integer(v, 0, max))
+        scm_out_of_range_pos(who, v, scm_from_int(pos));
+    return scm_to_uint64(v);
+}
+
+int
+guile_clgc_sym_is(SCM sym, const char *name)
+{
+    return scm_is_eq(sym, scm_from_utf8_symbol(name));
+}
+
+/* A list of objects of kind k (or one object) as an array: buf when it
+ * has room for them (n_buf entries), else malloc'd (release it with
+ * free_array). Every element is checked before anything is allocated, so
+ * a type error leaks nothing. */
+void **
+guile_clgc_handle_array(enum kind k, SCM list, int pos, const char *who,
+                        cl_uint *n, void **buf, size_t n_buf)
+{
+    long len;
+    void **a;
+    SCM l;
+    cl_uint i = 0;
+
+    *n = 0;
+    /* OpenCL wants NULL for an empty list: a non-NULL list with a count of
+     * 0 is CL_INVALID_EVENT_WAIT_LIST. */
+    if (scm_is_false(list) || scm_is_null(list))
+        return NULL;
+    if (SCM_IS_A_P(list, guile_clgc_types[k])) {
+        buf[0] = guile_clgc_unwrap(k, list, pos, who);
+        *n = 1;
+        return buf;
+    }
+    len = scm_ilength(list);
+    if (len < 0)
+        scm_wrong_type_arg_msg(who, pos, list, "list");
+    for (l = list; !scm_is_null(l); l = scm_cdr(l))
+        guile_clgc_unwrap(k, scm_car(l), pos, who);
+    a = (size_t)len <= n_buf ? buf : malloc(sizeof(void *) * (size_t)len);
+    if (a == NULL)
+        guile_clgc_raise_cl(CL_OUT_OF_HOST_MEMORY, who);
+    for (l = list; !scm_is_null(l); l = scm_cdr(l))
+        a[i++] = scm_foreign_object_ref(scm_car(l), 0);
+    *n = i;
+    return a;
+}
+
+void
+guile_clgc_free_array(void **a, void **buf)
+{
+    if (a != buf)
+        free(a);
+}
+
+/* ------------------------------------------------------------------------
+ * Scheme callbacks
+ *
+ * Callbacks in Scheme. data is a pair (procedure . arguments), kept alive
+ * by clgc's record (the runtime's record_alloc: uncollectable) until the
+ * callback has run. The call is entered with scm_with_guile (a no-op
+ * barrier on a thread in Guile mode, the entry proper on PoCL's thread)
+ * and guarded: an exception is reported through clgc_callback_fail and
+ * never unwinds into OpenCL. */
+struct scheme_call {
+    SCM proc;
+    SCM args;
+};
+
+/* (%call-guarded proc args) of the Scheme half, looked up when the
+ * extension loads (the module defines it first). */
+SCM guile_clgc_guarded;
+
+/* Report exn, a callback's exception, through clgc_callback_fail: it is
+ * protected while clgc holds it. */
+void
+guile_clgc_report_failure(SCM exn)
+{
+    scm_gc_protect_object(exn);
+    if (clgc_callback_fail(SCM_UNPACK_POINTER(exn)) != CLGC_OK)
+        scm_gc_unprotect_object(exn);
+}
+
+/* proc applied to args under %call-guarded: its value, or, when it
+ * raised, the exception object reported and #f in *ok. */
+SCM
+guile_clgc_apply_guarded(SCM proc, SCM args, int *ok)
+{
+    SCM r = scm_call_2(scm_variable_ref(guile_clgc_guarded), proc, args);
+
+    *ok = scm_is_true(scm_car(r));
+    if (!*ok)
+        guile_clgc_report_failure(scm_cdr(r));
+    return scm_cdr(r);
+}
+
+static SCM
+call_body(void *data)
+{
+    struct scheme_call *c = data;
+    int ok;
+
+    guile_clgc_apply_guarded(c->proc, c->args, &ok);
+    return SCM_UNSPECIFIED;
+}
+
+SCM
+guile_clgc_call_handler(void *data, SCM key, SCM args)
+{
+    SCM cause;
+
+    (void)data;
+    /* What %call-guarded did not catch: converting a closure's result.
+     * raise-exception of a non-throw object arrives as (%exception obj). */
+    if (scm_is_eq(key, scm_from_utf8_symbol("%exception")) && scm_is_pair(args))
+        cause = scm_car(args);
+    else
+        cause = scm_cons(key, args);
+    guile_clgc_report_failure(cause);
+    return SCM_UNSPECIFIED;
+}
+
+static void *
+call_guarded(void *data)
+{
+    scm_c_catch(SCM_BOOL_T, call_body, data, guile_clgc_call_handler, NULL,
+                NULL, NULL);
+    return NULL;
+}
+
+void
+guile_clgc_call_scheme(SCM proc, SCM args)
+{
+    struct scheme_call c = {proc, args};
+
+    scm_with_guile(call_guarded, &c);
+}
+
+/* The object types, and %call-guarded: once, from the extension's init
+ * (module.c), in the (clgc) module that defines the latter first. */
+void
+guile_clgc_core_init(void)
+{
+    for (int k = 0; k < K_NKINDS; k++)
+        /* Protected: whether bdwgc scans this library's static data
+         * depends on how Guile set it up, and a type must outlive its
+         * last instance's finalizer. */
+        guile_clgc_types[k] =
+            scm_gc_protect_object(scm_make_foreign_object_type(
+                scm_from_utf8_symbol(guile_clgc_kinds[k].name),
+                scm_list_1(scm_from_utf8_symbol("handle")),
+                guile_clgc_kinds[k].finalizer));
+    guile_clgc_guarded = scm_gc_protect_object(
+        scm_c_module_lookup(scm_c_resolve_module("clgc"), "%call-guarded"));
+}

@@ -1,0 +1,230 @@
+/* Buffers, and the commands that use them: transfers, kernel launches,
+ * finish and flush. Every OpenCL call through clgc's wrappers, so that it
+ * runs outside Guile mode. */
+
+#include <libguile.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "guile-clgc.h"
+
+static cl_mem_flags
+mem_flags(SCM flags)
+{
+    cl_mem_flags f = 0;
+
+    if (scm_is_symbol(flags))
+        flags = scm_list_1(flags);
+    if (scm_ilength(flags) < 0)
+        scm_wrong_type_arg_msg("make-buffer", 2, flags, "list of symbols");
+    for (SCM l = flags; !scm_is_null(l); l = scm_cdr(l)) {
+        SCM s = scm_car(l);
+
+        if (guile_clgc_sym_is(s, "read-write"))
+            f |= CL_MEM_READ_WRITE;
+        else if (guile_clgc_sym_is(s, "read-only"))
+            f |= CL_MEM_READ_ONLY;
+        else if (guile_clgc_sym_is(s, "write-only"))
+            f |= CL_MEM_WRITE_ONLY;
+        else if (guile_clgc_sym_is(s, "alloc-host-ptr"))
+            f |= CL_MEM_ALLOC_HOST_PTR;
+        else
+            scm_misc_error("make-buffer", "unknown flag: ~S", scm_list_1(s));
+    }
+    return f;
+}
+
+/* (make-buffer context flags size-or-bytevector): a bytevector's contents
+ * are copied into the new buffer (CL_MEM_COPY_HOST_PTR). */
+static SCM
+make_buffer(SCM context, SCM flags, SCM init)
+{
+    void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, "make-buffer");
+    cl_mem_flags f = mem_flags(flags);
+    cl_int err = CL_SUCCESS;
+    void *host = NULL;
+    size_t size;
+    cl_mem m;
+
+    if (scm_is_bytevector(init)) {
+        host = SCM_BYTEVECTOR_CONTENTS(init);
+        size = SCM_BYTEVECTOR_LENGTH(init);
+        f |= CL_MEM_COPY_HOST_PTR;
+    } else {
+        SCM_ASSERT_TYPE(scm_is_integer(init), init, 3, "make-buffer",
+                        "size or bytevector");
+        size = guile_clgc_to_unsigned(init, SIZE_MAX, 3, "make-buffer");
+    }
+    m = clgc_clCreateBuffer(c, f, size, host, &err);
+    scm_remember_upto_here_1(init);
+    CHECK_CL(err, "make-buffer");
+    return guile_clgc_wrap(K_MEM, m);
+}
+
+static SCM
+buffer_size(SCM buffer)
+{
+    size_t size = 0;
+
+    CHECK_CL(clgc_clGetMemObjectInfo(
+                 guile_clgc_unwrap(K_MEM, buffer, 1, "buffer-size"),
+                 CL_MEM_SIZE, sizeof(size), &size, NULL),
+             "buffer-size");
+    return scm_from_size_t(size);
+}
+static void
+release_event(void *ev)
+{
+    clgc_clReleaseEvent(ev);
+}
+
+/* Blocking transfers: enqueued without blocking and waited for with the
+ * interruptible wait, so the thread leaves Guile and the collector runs
+ * meanwhile; the bytevector stays alive until the command completes, even
+ * when an async unwinds out of the wait. */
+static SCM
+transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
+         const char *who)
+{
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    size_t off = 0;
+    cl_uint n = 0;
+    void **w, *buf[16];
+    cl_event ev = NULL;
+    cl_int err;
+
+    guile_clgc_validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
+    if (!SCM_UNBNDP(offset))
+        off = guile_clgc_to_unsigned(offset, SIZE_MAX, 4, who);
+    w = guile_clgc_handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5,
+                                who, &n, buf, 16);
+    if (write)
+        err = clgc_clEnqueueWriteBuffer(
+            q, m, CL_FALSE, off, SCM_BYTEVECTOR_LENGTH(bv),
+            SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
+    else
+        err = clgc_clEnqueueReadBuffer(
+            q, m, CL_FALSE, off, SCM_BYTEVECTOR_LENGTH(bv),
+            SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    scm_dynwind_begin(0);
+    scm_dynwind_unwind_handler(release_event, ev, SCM_F_WIND_EXPLICITLY);
+    err = guile_clgc_interruptible_wait(
+        1, &ev, bv); /* bv kept until the transfer ends */
+    scm_dynwind_end();
+    scm_remember_upto_here_1(bv);
+    guile_clgc_raise_pending();
+    CHECK_CL(err, who);
+    return bv;
+}
+
+static SCM
+read_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+{
+    return transfer(queue, buffer, bv, offset, wait, 0, "read-buffer!");
+}
+
+static SCM
+write_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+{
+    return transfer(queue, buffer, bv, offset, wait, 1, "write-buffer!");
+}
+
+static int
+work_sizes(SCM sizes, size_t out[3], int pos, const char *who)
+{
+    int dim = 0;
+
+    if (scm_is_integer(sizes)) {
+        out[0] = guile_clgc_to_unsigned(sizes, SIZE_MAX, pos, who);
+        return 1;
+    }
+    if (scm_ilength(sizes) < 1 || scm_ilength(sizes) > 3)
+        scm_wrong_type_arg_msg(who, pos, sizes, "size or list of 1 to 3");
+    for (SCM l = sizes; !scm_is_null(l); l = scm_cdr(l))
+        out[dim++] = guile_clgc_to_unsigned(scm_car(l), SIZE_MAX, pos, who);
+    return dim;
+}
+
+/* (enqueue-kernel queue kernel global [local] [wait-list]) -> event */
+static SCM
+enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
+{
+    const char *who = "enqueue-kernel";
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    void *k = guile_clgc_unwrap(K_KERNEL, kernel, 2, who);
+    size_t g[3], l[3];
+    int dim = work_sizes(global, g, 3, who), use_local = 0;
+    cl_uint n = 0;
+    void **w, *buf[16];
+    cl_event ev = NULL;
+    cl_int err;
+
+    if (!SCM_UNBNDP(local) && scm_is_true(local)) {
+        if (work_sizes(local, l, 4, who) != dim)
+            guile_clgc_raise_error(
+                "CL_INVALID_WORK_DIMENSION", CL_INVALID_WORK_DIMENSION, who,
+                SCM_BOOL_F, SCM_BOOL_F,
+                "local and global sizes differ in dimension");
+        use_local = 1;
+    }
+    w = guile_clgc_handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5,
+                                who, &n, buf, 16);
+    err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
+                                      use_local ? l : NULL, n, (cl_event *)w,
+                                      &ev);
+    guile_clgc_signals_restore();
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    return guile_clgc_wrap(K_EVENT, ev);
+}
+
+static SCM
+finish(SCM queue)
+{
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, "finish");
+    cl_int err;
+
+    err = clgc_clFinish(q);
+    guile_clgc_signals_restore();
+    CHECK_CL(err, "finish");
+    return SCM_UNSPECIFIED;
+}
+
+static SCM
+flush(SCM queue)
+{
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, "flush");
+    cl_int err;
+
+    err = clgc_clFlush(q);
+    guile_clgc_signals_restore();
+    CHECK_CL(err, "flush");
+    return SCM_UNSPECIFIED;
+}
+
+const struct guile_clgc_proc guile_clgc_mem_procs[] = {
+    {"make-buffer", 3, 0, 0, make_buffer,
+     "(make-buffer context flags size-or-bytevector) -> a cl-mem buffer; "
+     "flags: read-write read-only write-only alloc-host-ptr; a bytevector is "
+     "copied in."},
+    {"buffer-size", 1, 0, 0, buffer_size,
+     "(buffer-size buffer) -> its size in bytes."},
+    {"read-buffer!", 3, 2, 0, read_buffer,
+     "(read-buffer! queue buffer bytevector [offset] [wait-list]) reads the "
+     "buffer into bytevector and returns it once done; the wait runs Guile's "
+     "asyncs."},
+    {"write-buffer!", 3, 2, 0, write_buffer,
+     "(write-buffer! queue buffer bytevector [offset] [wait-list]) writes "
+     "bytevector into the buffer and returns it once done; the wait runs "
+     "Guile's asyncs."},
+    {"enqueue-kernel", 3, 2, 0, enqueue_kernel,
+     "(enqueue-kernel queue kernel global [local] [wait-list]) -> a cl-event; "
+     "sizes: an integer or a list of 1 to 3."},
+    {"finish", 1, 0, 0, finish,
+     "(finish queue) returns once every command of queue is done."},
+    {"flush", 1, 0, 0, flush,
+     "(flush queue) submits the queue's commands to the device."},
+    {NULL, 0, 0, 0, NULL, NULL}};

@@ -257,7 +257,7 @@ print_learned(void)
             continue;
         printf("%-32s %-8s (short %s, long %s) waits by %-8s prompt %u "
                "late %u lateness median %.1f us; own wait %s (slept %u, "
-               "busy %u)\n",
+               "busy %u); callbacks tried %u, prompt %u\n",
                name, learned_name(info.learned),
                learned_name(info.learned_short),
                learned_name(info.learned_long),
@@ -266,7 +266,8 @@ print_learned(void)
                                                   : "backoff",
                info.prompt, info.late,
                info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3,
-               own_name(info.own), info.own_sleeps, info.own_busy);
+               own_name(info.own), info.own_sleeps, info.own_busy, info.tried,
+               info.tried_prompt);
     }
 }
 

@@ -39,13 +39,28 @@
  *
  * After CLGC__LEARN_SAMPLES samples a class is late if most were, else
  * prompt. A prompt class turns late when CLGC__LATE_QUORUM of its last
- * CLGC__LEARN_SAMPLES samples were; a late one stays late (a sampling
- * wait's own looks can make NVIDIA call back on time, so prompt samples
- * do not say what a sleeping wait gets). A platform late in either class
- * is waited for as late in both. (clgc_wait_set_strategy(CLGC_WAIT_LEARN)
- * starts over.) Only commands that completed are
- * measured: PoCL never calls back for a failed user event, which is not
- * lateness.
+ * CLGC__LEARN_SAMPLES samples were. A platform late in either class is
+ * waited for as late in both. (clgc_wait_set_strategy(CLGC_WAIT_LEARN)
+ * starts over.) Only commands that completed are measured: PoCL never
+ * calls back for a failed user event, which is not lateness.
+ *
+ * A late class is not turned prompt by samples: a sampling wait's own
+ * looks can make NVIDIA call back on time, so they do not say what a
+ * sleeping wait gets. It is tried instead, on the platform's late plan,
+ * by a wait that sleeps until its callbacks with no look at all (the
+ * platform's sampler, one wait in CLGC__RECOVER_MIN at random at first),
+ * whose wall time is compared with what the class's waits on the late
+ * plan took lately (the median of their last CLGC__LEARN_SAMPLES): within
+ * CLGC__LATE_NS of it, the callback was prompt. CLGC__LEARN_SAMPLES such
+ * tries in a row turn the class prompt, and each of them brings the
+ * tries back to one wait in CLGC__RECOVER_MIN. A try of a class not
+ * learned yet is its sample (while the other class is late, no wait
+ * samples it). Any other try (a callback late, or a prompt class: a
+ * waste) halves how often they come, down to one wait in CLGC__RECOVER_MAX, so
+ * that on a driver that is late for good the tries soon cost next to nothing; a
+ * class that turns late starts it again at CLGC__RECOVER_MIN. A platform
+ * learned late by samples that its own waiters made late (crowding the CPUs its
+ * callbacks need) recovers so.
  *
  * A platform is found from an object's dispatch pointer (platform.c), no
  * query: platforms of one ICD share a dispatch table, and so share what is
@@ -58,6 +73,9 @@
 #define CLGC__RESAMPLE_EVERY 16
 /* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
 #define CLGC__RESAMPLE_SUSPECT 2
+/* One wait in how many tries a late platform on its callbacks alone. */
+#define CLGC__RECOVER_MIN 16
+#define CLGC__RECOVER_MAX 4096
 
 /* A late platform's own clWaitForEvents (clgc_wait_own_t in
  * include/clgc/wait.h): which samples are conclusive, how many decide,
@@ -73,15 +91,20 @@ struct clgc__learned {
     atomic_uint prompt, late;
     long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
     unsigned nlateness;
+    long waited[CLGC__LEARN_SAMPLES]; /* the late plan's last waits, ns */
+    unsigned nwaited;
+    unsigned recovered; /* tries in a row whose callbacks were prompt */
 };
 
 struct clgc__driver {
     struct clgc__learned classes[CLGC__CLASSES];
-    atomic_int sampling; /* a wait holds the sampler */
-    atomic_int own;      /* clgc_wait_own_t */
-    atomic_int lock;     /* the probe and the samples */
-    uintptr_t probe;     /* 0: none */
-    uintptr_t called;    /* the key of the last measured callback */
+    atomic_int sampling;       /* a wait holds the sampler */
+    atomic_uint recover_shift; /* a try one wait in MIN << shift */
+    unsigned tried, tried_prompt;
+    atomic_int own;   /* clgc_wait_own_t */
+    atomic_int lock;  /* the probe and the samples */
+    uintptr_t probe;  /* 0: none */
+    uintptr_t called; /* the key of the last measured callback */
     long probe_ns;
     int probe_class;
     unsigned own_sleeps, own_busy, own_tries;
@@ -91,11 +114,26 @@ static struct clgc__driver clgc__drivers[CLGC__MAX_PLATFORMS];
 static atomic_int clgc__strategy = CLGC_WAIT_LEARN;
 static pthread_once_t clgc__strategy_once = PTHREAD_ONCE_INIT;
 
+/* CLGC_WAIT_TRIES=off: a late platform is never tried again (for a
+ * program that knows its driver late for good, and for the tests that
+ * count how late platforms' waits end). Read with the strategy, and
+ * again by clgc_wait_set_strategy(CLGC_WAIT_LEARN). */
+static atomic_int clgc__tries = 1;
+
+static void
+clgc__tries_init(void)
+{
+    const char *s = getenv("CLGC_WAIT_TRIES");
+
+    atomic_store(&clgc__tries, s == NULL || strcmp(s, "off") != 0);
+}
+
 static void
 clgc__strategy_init(void)
 {
     const char *s = getenv("CLGC_WAIT_STRATEGY");
 
+    clgc__tries_init();
     if (s == NULL)
         return;
     if (strcmp(s, "callback") == 0)
@@ -127,6 +165,7 @@ clgc__strategy_set(clgc_wait_strategy_t s)
     atomic_store(&clgc__strategy, s);
     if (s != CLGC_WAIT_LEARN)
         return;
+    clgc__tries_init();
     for (int i = 0; i < CLGC__MAX_PLATFORMS; i++) {
         struct clgc__driver *d = &clgc__drivers[i];
 
@@ -140,7 +179,11 @@ clgc__strategy_set(clgc_wait_strategy_t s)
             atomic_store(&k->suspect, 0);
             memset(k->lateness, 0, sizeof k->lateness);
             k->nlateness = 0;
+            k->nwaited = 0;
+            k->recovered = 0;
         }
+        atomic_store(&d->recover_shift, 0);
+        d->tried = d->tried_prompt = 0;
         atomic_store(&d->own, CLGC_WAIT_OWN_LEARNING);
         d->own_sleeps = d->own_busy = d->own_tries = 0;
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
@@ -203,10 +246,18 @@ clgc__resample(int platform, int c)
            0;
 }
 
+/* Under d's lock: class c turns late, and its tries start again. */
+static void
+clgc__turn_late(struct clgc__driver *d, struct clgc__learned *k)
+{
+    atomic_store(&k->learned, CLGC_WAIT_DRIVER_LATE);
+    k->recovered = 0;
+    atomic_store(&d->recover_shift, 0);
+}
+
 /* Under d's lock: one sample of class c. The first CLGC__LEARN_SAMPLES
  * decide by majority; after that CLGC__LATE_QUORUM late ones of the last
- * CLGC__LEARN_SAMPLES turn a prompt class late, and CLGC__LEARN_SAMPLES
- * prompt ones in a row a late class prompt. */
+ * CLGC__LEARN_SAMPLES turn a prompt class late. */
 static void
 clgc__driver_sample(struct clgc__driver *d, int c, long lateness)
 {
@@ -225,20 +276,20 @@ clgc__driver_sample(struct clgc__driver *d, int c, long lateness)
         recent += k->lateness[i] >= CLGC__LATE_NS;
     switch (atomic_load(&k->learned)) {
     case CLGC_WAIT_DRIVER_LEARNING:
-        if (prompt + late >= CLGC__LEARN_SAMPLES)
-            atomic_store(&k->learned, late > prompt ? CLGC_WAIT_DRIVER_LATE
-                                                    : CLGC_WAIT_DRIVER_PROMPT);
+        if (prompt + late < CLGC__LEARN_SAMPLES)
+            break;
+        if (late > prompt)
+            clgc__turn_late(d, k);
+        else
+            atomic_store(&k->learned, CLGC_WAIT_DRIVER_PROMPT);
         break;
     case CLGC_WAIT_DRIVER_PROMPT:
         if (recent >= CLGC__LATE_QUORUM)
-            atomic_store(&k->learned, CLGC_WAIT_DRIVER_LATE);
+            clgc__turn_late(d, k);
         break;
     default:
-        /* Late stays late. On an H100 (CUDA 13) a rule that turned a late
-         * class prompt after 8 prompt samples relearned NVIDIA's long
-         * commands as prompt: the looks of a sampling wait make NVIDIA
-         * deliver callbacks it otherwise delivers 15 ms late, so its
-         * samples are not what a sleeping wait gets. */
+        /* Late: only a try on callbacks alone turns it prompt
+         * (clgc__driver_tried). */
         break;
     }
     atomic_store_explicit(&k->suspect, recent > 0, memory_order_relaxed);
@@ -251,6 +302,67 @@ clgc__driver_lateness(int platform, long duration, long lateness)
 
     clgc__driver_lock(d);
     clgc__driver_sample(d, clgc__class_of(duration), lateness);
+    clgc__driver_unlock(d);
+}
+
+static int
+clgc__long_cmp(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+
+    return (x > y) - (x < y);
+}
+
+void
+clgc__driver_waited(int platform, long wall)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    struct clgc__learned *k = &d->classes[clgc__class_of(wall)];
+
+    clgc__driver_lock(d);
+    k->waited[k->nwaited++ % CLGC__LEARN_SAMPLES] = wall;
+    clgc__driver_unlock(d);
+}
+
+void
+clgc__driver_tried(int platform, long wall)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    int c = clgc__class_of(wall);
+    struct clgc__learned *k = &d->classes[c];
+    long waited[CLGC__LEARN_SAMPLES];
+    unsigned n, shift;
+    int prompt = -1; /* -1: nothing to hold it against */
+
+    clgc__driver_lock(d);
+    d->tried++;
+    n = k->nwaited < CLGC__LEARN_SAMPLES ? k->nwaited : CLGC__LEARN_SAMPLES;
+    if (n > 0) {
+        memcpy(waited, k->waited, n * sizeof(waited[0]));
+        qsort(waited, n, sizeof(waited[0]), clgc__long_cmp);
+        prompt = wall - waited[n / 2] < CLGC__LATE_NS;
+    }
+    if (prompt == 1 && atomic_load(&k->learned) == CLGC_WAIT_DRIVER_LATE) {
+        d->tried_prompt++;
+        /* The tries come often again, to make the row. */
+        atomic_store(&d->recover_shift, 0);
+        if (++k->recovered >= CLGC__LEARN_SAMPLES) {
+            atomic_store(&k->learned, CLGC_WAIT_DRIVER_PROMPT);
+            atomic_store(&k->suspect, 0);
+            k->nlateness = 0;
+            k->recovered = 0;
+        }
+    } else if (prompt >= 0 &&
+               atomic_load(&k->learned) == CLGC_WAIT_DRIVER_LEARNING) {
+        /* A class not learned yet (no wait samples it while the other
+         * one is late): the try is its sample. */
+        clgc__driver_sample(d, c, prompt ? 0 : CLGC__LATE_NS);
+    } else {
+        k->recovered = 0;
+        shift = atomic_load(&d->recover_shift);
+        if ((CLGC__RECOVER_MIN << shift) < CLGC__RECOVER_MAX)
+            atomic_store(&d->recover_shift, shift + 1);
+    }
     clgc__driver_unlock(d);
 }
 
@@ -301,14 +413,6 @@ clgc__driver_called(int platform, uintptr_t key)
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
     }
     clgc__driver_unlock(d);
-}
-
-static int
-clgc__long_cmp(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-
-    return (x > y) - (x < y);
 }
 
 /* The platform as a whole: late if a class is, prompt if a class is
@@ -401,6 +505,8 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     info->own = (clgc_wait_own_t)atomic_load(&d->own);
     info->own_sleeps = d->own_sleeps;
     info->own_busy = d->own_busy;
+    info->tried = d->tried;
+    info->tried_prompt = d->tried_prompt;
     clgc__driver_unlock(d);
     qsort(l, n, sizeof(l[0]), clgc__long_cmp);
     info->lateness_ns = n > 0 ? l[n / 2] : -1;
@@ -468,6 +574,15 @@ clgc__plan_for(int platform, int c, int may_sample)
         return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT,
                                    ask};
     case CLGC_WAIT_DRIVER_LATE:
+        if (may_sample &&
+            atomic_load_explicit(&clgc__tries, memory_order_relaxed) &&
+            clgc__random() % (CLGC__RECOVER_MIN << atomic_load_explicit(
+                                  &clgc__drivers[platform].recover_shift,
+                                  memory_order_relaxed)) ==
+                0 &&
+            clgc__sampler_take(platform))
+            return (struct clgc__plan){CLGC__PLAN_CALLBACK,
+                                       CLGC__BECAUSE_TRYING, 0};
         break;
     default:
         if (may_sample && clgc__sampler_take(platform))

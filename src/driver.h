@@ -38,6 +38,7 @@ enum clgc__plan_reason {
     CLGC__BECAUSE_CROWDED,      /* learned; another wait samples now */
     CLGC__BECAUSE_PROMPT,       /* learned prompt */
     CLGC__BECAUSE_RESAMPLED,    /* learned prompt; this wait samples again */
+    CLGC__BECAUSE_TRYING,       /* learned late; this wait tries callbacks */
     CLGC__BECAUSE_LATE,         /* learned late; its own wait spins */
     CLGC__BECAUSE_OWN_LEARNING, /* learned late; its own wait is learned */
     CLGC__BECAUSE_OWN_SLEEPS    /* learned late; its own wait sleeps */
@@ -77,6 +78,13 @@ struct clgc__plan clgc__driver_plan(int platform);
  * was given up. */
 struct clgc__plan clgc__driver_plan_long(int platform, int may_sample);
 void clgc__driver_sampled(int platform);
+/* A wait on the late plan (CLGC__BECAUSE_LATE, _OWN_LEARNING,
+ * _OWN_SLEEPS) took wall ns from its start; a wait that tried callbacks
+ * alone (CLGC__BECAUSE_TRYING, a CLGC__PLAN_CALLBACK that holds the
+ * sampler) took wall ns: its try, which may turn a late class prompt
+ * (driver.c). */
+void clgc__driver_waited(int platform, long wall);
+void clgc__driver_tried(int platform, long wall);
 /* Whether the platform's events are looked at rather than awaited:
  * learned late, or CLGC_WAIT_BACKOFF (the watcher's fast watches). */
 int clgc__driver_looks(int platform);

@@ -493,7 +493,9 @@ clgc__measure(struct clgc__wait_slot *w, int platform,
 
 /* Sleep until the events are done, as the plan says (driver.h):
  * CLGC__PLAN_CALLBACK registers a callback on every event and sleeps
- * until the last one; the others poll on the backoff schedule with the
+ * until the last one (one that tries a late platform's callbacks,
+ * CLGC__BECAUSE_TRYING, holds the sampler and tells the learner how long
+ * it took); the others poll on the backoff schedule with the
  * callbacks as a backstop, registered first when the wait samples
  * (CLGC__PLAN_SAMPLE teaches the learner, for CLGC__SAMPLE_MAX_NS at
  * most, and hands the sampler back), and CLGC__PLAN_BACKOFF_THEN_OWN
@@ -513,7 +515,7 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, struct clgc__plan plan,
     unsigned seq;
 
     if (w == NULL) {
-        if (kind == CLGC__PLAN_SAMPLE)
+        if (kind == CLGC__PLAN_SAMPLE || plan.why == CLGC__BECAUSE_TRYING)
             clgc__driver_sampled(platform);
         return CLGC_WAIT_PATH_NONE;
     }
@@ -592,8 +594,16 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, struct clgc__plan plan,
         kind = clgc__driver_plan_long(platform, 1).kind;
     }
 out:
-    if (kind == CLGC__PLAN_SAMPLE)
+    if (plan.why == CLGC__BECAUSE_TRYING) {
+        /* Its wall time up to the last callback, if they all came. */
+        long wall = clgc__clock_ns(CLOCK_MONOTONIC) - a->start;
+
+        if (!refused && clgc__events_outcome(a->n, a->events) == CL_SUCCESS)
+            clgc__driver_tried(platform, wall);
         clgc__driver_sampled(platform);
+    } else if (kind == CLGC__PLAN_SAMPLE) {
+        clgc__driver_sampled(platform);
+    }
     clgc__slot_give_back(w, b.gen);
     return kind == CLGC__PLAN_CALLBACK && refused ? CLGC_WAIT_PATH_NONE : path;
 }
@@ -677,6 +687,13 @@ clgc__wait_body(void *p)
             CLGC__CL(clWaitForEvents)(a->n, a->events);
             path = CLGC_WAIT_PATH_BLOCKING;
         }
+        /* What a wait on the late plan takes: what a try on callbacks
+         * alone is held against (driver.c). */
+        if (plan.why == CLGC__BECAUSE_LATE ||
+            plan.why == CLGC__BECAUSE_OWN_LEARNING ||
+            plan.why == CLGC__BECAUSE_OWN_SLEEPS)
+            clgc__driver_waited(platform,
+                                clgc__clock_ns(CLOCK_MONOTONIC) - a->start);
     }
     clgc__last_path = path;
     a->ret = clgc__events_outcome(a->n, a->events);

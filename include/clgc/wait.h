@@ -132,8 +132,10 @@ CLGC_EXTERN int clgc_wait_set_strategy(clgc_wait_strategy_t strategy);
  * commands (those a wait sees complete within its first 200 us) and long
  * ones apart: NVIDIA's callbacks are prompt for the first and late for
  * the second. A prompt class is sampled again now and then, at random,
- * and turns late when enough of its recent samples were; a late class
- * stays late (clgc_wait_set_strategy(CLGC_WAIT_LEARN) forgets both). A
+ * and turns late when enough of its recent samples were; a late class is
+ * tried now and then, ever more rarely, by a wait that sleeps until its
+ * callbacks, and turns prompt when enough tries in a row find them
+ * prompt (clgc_wait_set_strategy(CLGC_WAIT_LEARN) forgets both). A
  * platform late in either class is waited for as late in both. How many
  * samples decide, and how late is late: docs/wait.md. */
 typedef enum clgc_wait_driver {
@@ -179,6 +181,10 @@ typedef struct clgc_wait_driver_info {
     unsigned own_sleeps, own_busy;
     /* Each class: short commands, long ones. */
     clgc_wait_driver_t learned_short, learned_long;
+    /* While late: the waits that tried its callbacks alone, and those of
+     * them that found a late class's callbacks prompt (8 in a row turn
+     * the class prompt again). */
+    unsigned tried, tried_prompt;
 } clgc_wait_driver_info_t;
 
 /* Fill *info with what clgc learned of platform's callbacks. Platforms of

@@ -33,8 +33,8 @@
 struct waiter {
     atomic_int refs;    /* the waiting thread (or the orphan list) + handlers */
     atomic_int pending; /* events still to complete */
-    int fd;             /* an eventfd, readable once pending is 0 */
-    SCM keep;           /* protected until the commands complete, or #f */
+    int fd;   /* an eventfd, readable once pending is 0; -1 for none */
+    SCM keep; /* protected until the commands complete, or #f */
     struct waiter *next_orphan;
 };
 
@@ -45,7 +45,8 @@ static void
 waiter_unref(struct waiter *w)
 {
     if (atomic_fetch_sub(&w->refs, 1) == 1) {
-        close(w->fd);
+        if (w->fd >= 0)
+            close(w->fd);
         free(w);
     }
 }
@@ -59,7 +60,7 @@ waiter_notify(cl_event event, cl_int status, void *data)
 
     (void)event;
     (void)status;
-    if (atomic_fetch_sub(&w->pending, 1) == 1 &&
+    if (atomic_fetch_sub(&w->pending, 1) == 1 && w->fd >= 0 &&
         write(w->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
         abort(); /* an eventfd write of 1 cannot fail */
     waiter_unref(w);
@@ -162,6 +163,31 @@ guile_clgc_interruptible_wait(cl_uint n, cl_event *events, SCM keep)
     guile_clgc_signals_restore();
     scm_remember_upto_here_1(keep);
     return err;
+}
+
+/* keep (what a non-blocking command reads or writes: a bytevector) stays
+ * protected until event completes: an orphan from the start, unprotected
+ * by a later wait, drain or non-blocking command once it has. Without
+ * memory for that, the command is waited for here instead. Guile mode. */
+void
+guile_clgc_keep_until_complete(cl_event event, SCM keep)
+{
+    struct waiter *w;
+
+    sweep_orphans();
+    w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        guile_clgc_interruptible_wait(1, &event, keep);
+        return;
+    }
+    w->fd = -1;
+    atomic_init(&w->refs, 2); /* the orphan list, the handler */
+    atomic_init(&w->pending, 1);
+    w->keep = scm_gc_protect_object(keep);
+    waiter_orphan(w);
+    if (clgc_event_notify(event, CLGC_NOTIFY_RAW, waiter_notify, w) !=
+        CL_SUCCESS)
+        waiter_notify(event, 0, w); /* a bad event: nothing runs */
 }
 
 static SCM
@@ -322,6 +348,7 @@ drain(SCM cq, SCM max)
             : (unsigned)guile_clgc_to_unsigned(max, UINT_MAX, 2, "drain!");
     int n = clgc_queue_drain(q, m);
 
+    sweep_orphans();
     guile_clgc_raise_pending();
     if (n < 0)
         guile_clgc_raise_clgc(n, "drain!");

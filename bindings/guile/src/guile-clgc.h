@@ -133,5 +133,6 @@ SCM guile_clgc_apply_guarded(SCM proc, SCM args, int *ok);
 SCM guile_clgc_call_handler(void *data, SCM key, SCM args);
 void guile_clgc_call_scheme(SCM proc, SCM args);
 cl_int guile_clgc_interruptible_wait(cl_uint n, cl_event *events, SCM keep);
+void guile_clgc_keep_until_complete(cl_event event, SCM keep);
 
 #endif /* GUILE_CLGC_H */

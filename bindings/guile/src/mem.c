@@ -9,14 +9,14 @@
 #include "guile-clgc.h"
 
 static cl_mem_flags
-mem_flags(SCM flags)
+mem_flags(SCM flags, int pos, const char *who)
 {
     cl_mem_flags f = 0;
 
     if (scm_is_symbol(flags))
         flags = scm_list_1(flags);
     if (scm_ilength(flags) < 0)
-        scm_wrong_type_arg_msg("make-buffer", 2, flags, "list of symbols");
+        scm_wrong_type_arg_msg(who, pos, flags, "list of symbols");
     for (SCM l = flags; !scm_is_null(l); l = scm_cdr(l)) {
         SCM s = scm_car(l);
 
@@ -29,7 +29,7 @@ mem_flags(SCM flags)
         else if (guile_clgc_sym_is(s, "alloc-host-ptr"))
             f |= CL_MEM_ALLOC_HOST_PTR;
         else
-            scm_misc_error("make-buffer", "unknown flag: ~S", scm_list_1(s));
+            scm_misc_error(who, "unknown flag: ~S", scm_list_1(s));
     }
     return f;
 }
@@ -40,7 +40,7 @@ static SCM
 make_buffer(SCM context, SCM flags, SCM init)
 {
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, "make-buffer");
-    cl_mem_flags f = mem_flags(flags);
+    cl_mem_flags f = mem_flags(flags, 2, "make-buffer");
     cl_int err = CL_SUCCESS;
     void *host = NULL;
     size_t size;
@@ -78,13 +78,19 @@ release_event(void *ev)
     clgc_clReleaseEvent(ev);
 }
 
-/* Blocking transfers: enqueued without blocking and waited for with the
- * interruptible wait, so the thread leaves Guile and the collector runs
- * meanwhile; the bytevector stays alive until the command completes, even
- * when an async unwinds out of the wait. */
-static SCM
-transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
-         const char *who)
+/* An optional wait-list argument: an event, a list of them, #f or '(). */
+static void **
+wait_list(SCM wait, int pos, const char *who, cl_uint *n, void **buf)
+{
+    return guile_clgc_handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait,
+                                   pos, who, n, buf, 16);
+}
+
+/* A read or write of bv at offset of the buffer, enqueued without
+ * blocking after the wait-list: its event. */
+static cl_event
+enqueue_transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
+                 const char *who)
 {
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
     void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
@@ -97,8 +103,7 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
     guile_clgc_validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
     if (!SCM_UNBNDP(offset))
         off = guile_clgc_to_unsigned(offset, SIZE_MAX, 4, who);
-    w = guile_clgc_handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5,
-                                who, &n, buf, 16);
+    w = wait_list(wait, 5, who, &n, buf);
     if (write)
         err = clgc_clEnqueueWriteBuffer(
             q, m, CL_FALSE, off, SCM_BYTEVECTOR_LENGTH(bv),
@@ -109,6 +114,20 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
             SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
     guile_clgc_free_array(w, buf);
     CHECK_CL(err, who);
+    return ev;
+}
+
+/* Blocking transfers: enqueued without blocking and waited for with the
+ * interruptible wait, so the thread leaves Guile and the collector runs
+ * meanwhile; the bytevector stays alive until the command completes, even
+ * when an async unwinds out of the wait. */
+static SCM
+transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
+         const char *who)
+{
+    cl_event ev = enqueue_transfer(queue, buffer, bv, offset, wait, write, who);
+    cl_int err;
+
     scm_dynwind_begin(0);
     scm_dynwind_unwind_handler(release_event, ev, SCM_F_WIND_EXPLICITLY);
     err = guile_clgc_interruptible_wait(
@@ -130,6 +149,161 @@ static SCM
 write_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
     return transfer(queue, buffer, bv, offset, wait, 1, "write-buffer!");
+}
+
+/* Non-blocking transfers: the event, and the bytevector kept alive until
+ * the command completes, whatever the program drops meanwhile. */
+static SCM
+async_transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
+               const char *who)
+{
+    cl_event ev = enqueue_transfer(queue, buffer, bv, offset, wait, write, who);
+    SCM event = guile_clgc_wrap(K_EVENT, ev);
+
+    guile_clgc_keep_until_complete(ev, bv);
+    return event;
+}
+
+static SCM
+enqueue_read_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+{
+    return async_transfer(queue, buffer, bv, offset, wait, 0,
+                          "enqueue-read-buffer");
+}
+
+static SCM
+enqueue_write_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+{
+    return async_transfer(queue, buffer, bv, offset, wait, 1,
+                          "enqueue-write-buffer");
+}
+
+/* An optional size or offset argument: dflt when not passed. */
+static size_t
+opt_size(SCM v, size_t dflt, int pos, const char *who)
+{
+    return SCM_UNBNDP(v) ? dflt : guile_clgc_to_unsigned(v, SIZE_MAX, pos, who);
+}
+
+/* The size argument at pos, or by default what buffer m has after off. */
+static size_t
+size_or_rest(SCM size, int pos, void *m, size_t off, const char *who)
+{
+    size_t all = 0;
+
+    if (!SCM_UNBNDP(size))
+        return guile_clgc_to_unsigned(size, SIZE_MAX, pos, who);
+    CHECK_CL(clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(all), &all, NULL),
+             who);
+    return off < all ? all - off : 0;
+}
+
+/* (enqueue-fill-buffer queue buffer pattern [offset] [size] [wait-list]):
+ * the pattern, a bytevector, is copied at once (OpenCL keeps no pointer
+ * to it); size defaults to the rest of the buffer. */
+static SCM
+enqueue_fill_buffer(SCM queue, SCM buffer, SCM pattern, SCM offset, SCM size,
+                    SCM wait)
+{
+    const char *who = "enqueue-fill-buffer";
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    size_t off, len;
+    cl_uint n = 0;
+    void **w, *buf[16];
+    cl_event ev = NULL;
+    cl_int err;
+
+    guile_clgc_validate(who, scm_is_bytevector(pattern), pattern, 3,
+                        "bytevector");
+    off = opt_size(offset, 0, 4, who);
+    len = size_or_rest(size, 5, m, off, who);
+    w = wait_list(wait, 6, who, &n, buf);
+    err = clgc_clEnqueueFillBuffer(q, m, SCM_BYTEVECTOR_CONTENTS(pattern),
+                                   SCM_BYTEVECTOR_LENGTH(pattern), off, len, n,
+                                   (cl_event *)w, &ev);
+    guile_clgc_free_array(w, buf);
+    scm_remember_upto_here_1(pattern);
+    CHECK_CL(err, who);
+    return guile_clgc_wrap(K_EVENT, ev);
+}
+
+/* (enqueue-copy-buffer queue src dst [src-offset] [dst-offset] [size]
+ * [wait-list]): size defaults to the rest of src. */
+static SCM
+enqueue_copy_buffer(SCM queue, SCM src, SCM dst, SCM src_offset, SCM dst_offset,
+                    SCM size, SCM wait)
+{
+    const char *who = "enqueue-copy-buffer";
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    void *s = guile_clgc_unwrap(K_MEM, src, 2, who);
+    void *d = guile_clgc_unwrap(K_MEM, dst, 3, who);
+    size_t so = opt_size(src_offset, 0, 4, who);
+    size_t dof = opt_size(dst_offset, 0, 5, who);
+    size_t len = size_or_rest(size, 6, s, so, who);
+    cl_uint n = 0;
+    void **w, *buf[16];
+    cl_event ev = NULL;
+    cl_int err;
+
+    w = wait_list(wait, 7, who, &n, buf);
+    err =
+        clgc_clEnqueueCopyBuffer(q, s, d, so, dof, len, n, (cl_event *)w, &ev);
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    return guile_clgc_wrap(K_EVENT, ev);
+}
+
+/* (make-sub-buffer buffer offset size [flags]) -> a cl-mem over that
+ * region of buffer; flags as make-buffer's, default its own. */
+static SCM
+make_sub_buffer(SCM buffer, SCM offset, SCM size, SCM flags)
+{
+    const char *who = "make-sub-buffer";
+    void *m = guile_clgc_unwrap(K_MEM, buffer, 1, who);
+    cl_buffer_region region;
+    cl_mem_flags f = SCM_UNBNDP(flags) ? 0 : mem_flags(flags, 4, who);
+    cl_int err = CL_SUCCESS;
+    cl_mem sub;
+
+    region.origin = guile_clgc_to_unsigned(offset, SIZE_MAX, 2, who);
+    region.size = guile_clgc_to_unsigned(size, SIZE_MAX, 3, who);
+    sub = clgc_clCreateSubBuffer(m, f, CL_BUFFER_CREATE_TYPE_REGION, &region,
+                                 &err);
+    CHECK_CL(err, who);
+    return guile_clgc_wrap(K_MEM, sub);
+}
+
+/* (enqueue-marker queue [wait-list]) and (enqueue-barrier queue
+ * [wait-list]): an event that completes once the wait-list's events (or,
+ * with none, every command before it) have; a barrier also holds back
+ * the commands after it. */
+static SCM
+marker_or_barrier(SCM queue, SCM wait, int barrier, const char *who)
+{
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    cl_uint n = 0;
+    void *buf[16], **w = wait_list(wait, 2, who, &n, buf);
+    cl_event ev = NULL;
+    cl_int err;
+
+    err = barrier ? clgc_clEnqueueBarrierWithWaitList(q, n, (cl_event *)w, &ev)
+                  : clgc_clEnqueueMarkerWithWaitList(q, n, (cl_event *)w, &ev);
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    return guile_clgc_wrap(K_EVENT, ev);
+}
+
+static SCM
+enqueue_marker(SCM queue, SCM wait)
+{
+    return marker_or_barrier(queue, wait, 0, "enqueue-marker");
+}
+
+static SCM
+enqueue_barrier(SCM queue, SCM wait)
+{
+    return marker_or_barrier(queue, wait, 1, "enqueue-barrier");
 }
 
 static int
@@ -170,8 +344,7 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
                 "local and global sizes differ in dimension");
         use_local = 1;
     }
-    w = guile_clgc_handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait, 5,
-                                who, &n, buf, 16);
+    w = wait_list(wait, 5, who, &n, buf);
     err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
                                       use_local ? l : NULL, n, (cl_event *)w,
                                       &ev);
@@ -220,6 +393,31 @@ const struct guile_clgc_proc guile_clgc_mem_procs[] = {
      "(write-buffer! queue buffer bytevector [offset] [wait-list]) writes "
      "bytevector into the buffer and returns it once done; the wait runs "
      "Guile's asyncs."},
+    {"enqueue-read-buffer", 3, 2, 0, enqueue_read_buffer,
+     "(enqueue-read-buffer queue buffer bytevector [offset] [wait-list]) -> "
+     "a cl-event: reads the buffer into bytevector without blocking; the "
+     "bytevector is kept alive until the command completes."},
+    {"enqueue-write-buffer", 3, 2, 0, enqueue_write_buffer,
+     "(enqueue-write-buffer queue buffer bytevector [offset] [wait-list]) -> "
+     "a cl-event: writes bytevector into the buffer without blocking; the "
+     "bytevector is kept alive until the command completes."},
+    {"enqueue-fill-buffer", 3, 3, 0, enqueue_fill_buffer,
+     "(enqueue-fill-buffer queue buffer pattern [offset] [size] [wait-list]) "
+     "-> a cl-event: fills size bytes (default: the rest of the buffer) with "
+     "the pattern, a bytevector of 1 to 128 bytes."},
+    {"enqueue-copy-buffer", 3, 4, 0, enqueue_copy_buffer,
+     "(enqueue-copy-buffer queue src dst [src-offset] [dst-offset] [size] "
+     "[wait-list]) -> a cl-event: copies size bytes (default: the rest of "
+     "src)."},
+    {"make-sub-buffer", 3, 1, 0, make_sub_buffer,
+     "(make-sub-buffer buffer offset size [flags]) -> a cl-mem over that "
+     "region of buffer (offset aligned as the device asks)."},
+    {"enqueue-marker", 1, 1, 0, enqueue_marker,
+     "(enqueue-marker queue [wait-list]) -> a cl-event that completes once "
+     "the wait-list's events, or every command before it, have."},
+    {"enqueue-barrier", 1, 1, 0, enqueue_barrier,
+     "(enqueue-barrier queue [wait-list]) -> a cl-event, as enqueue-marker's, "
+     "that also holds back the commands after it."},
     {"enqueue-kernel", 3, 2, 0, enqueue_kernel,
      "(enqueue-kernel queue kernel global [local] [wait-list]) -> a cl-event; "
      "sizes: an integer or a list of 1 to 3."},

@@ -198,6 +198,59 @@ clgc_enum_name(const clgc_enum_group_t *group, int64_t value)
     return NULL;
 }
 
+/* How many leading characters every name of group shares, up to and
+ * with an '_': "CL_ADDRESS_" of cl_addressing_mode. */
+static size_t
+enum_prefix(const clgc_enum_group_t *group)
+{
+    const char *first = group->values[0].name;
+    size_t n = strlen(first);
+
+    for (size_t i = 1; i < group->count; i++)
+        while (n > 0 && strncmp(first, group->values[i].name, n) != 0)
+            n--;
+    while (n > 0 && first[n - 1] != '_')
+        n--;
+    return n;
+}
+
+/* Whether short, in either case and with '-' for '_', is full. */
+static int
+enum_short_is(const char *full, const char *short_name)
+{
+    for (; *full != '\0'; full++, short_name++) {
+        char c = *short_name == '-' ? '_' : *short_name;
+
+        if (toupper((unsigned char)c) != toupper((unsigned char)*full))
+            return 0;
+    }
+    return *short_name == '\0';
+}
+
+int
+clgc_enum_find(const clgc_enum_group_t *group, const char *name, int64_t *value)
+{
+    size_t prefix;
+
+    if (group == NULL || name == NULL || value == NULL || group->count == 0)
+        return 0;
+    for (size_t i = 0; i < group->count; i++)
+        if (strcmp(group->values[i].name, name) == 0) {
+            *value = group->values[i].value;
+            return 1;
+        }
+    prefix = enum_prefix(group);
+    for (size_t i = 0; i < group->count; i++) {
+        const char *n = group->values[i].name;
+
+        if (enum_short_is(n, name) || enum_short_is(n + prefix, name)) {
+            *value = group->values[i].value;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 size_t
 clgc_object_kind_count(void)
 {

@@ -226,6 +226,44 @@ START_TEST(enum_groups_name_their_values)
 }
 END_TEST
 
+/* Names find their values: the registry's, and the short ones a binding
+ * takes as a symbol. Every value of every group checked would need the
+ * groups' list; these are the groups the bindings read. */
+START_TEST(enum_names_find_their_values)
+{
+    const clgc_enum_group_t *order = clgc_enum_group_find("cl_channel_order");
+    const clgc_enum_group_t *addr = clgc_enum_group_find("cl_addressing_mode");
+    int64_t v = -1;
+
+    ck_assert_int_eq(clgc_enum_find(order, "CL_RGBA", &v), 1);
+    ck_assert_int_eq(v, CL_RGBA);
+    ck_assert_int_eq(clgc_enum_find(order, "rgba", &v), 1);
+    ck_assert_int_eq(v, CL_RGBA);
+    ck_assert_int_eq(clgc_enum_find(order, "cl_bgra", &v), 1);
+    ck_assert_int_eq(v, CL_BGRA);
+    ck_assert_int_eq(clgc_enum_find(order, "CL_sRGBA", &v), 1);
+    ck_assert_int_eq(v, CL_sRGBA);
+    ck_assert_int_eq(
+        clgc_enum_find(clgc_enum_group_find("cl_channel_type"), "float", &v),
+        1);
+    ck_assert_int_eq(v, CL_FLOAT);
+    ck_assert_int_eq(clgc_enum_find(addr, "clamp-to-edge", &v), 1);
+    ck_assert_int_eq(v, CL_ADDRESS_CLAMP_TO_EDGE);
+    ck_assert_int_eq(clgc_enum_find(addr, "CL_ADDRESS_REPEAT", &v), 1);
+    ck_assert_int_eq(v, CL_ADDRESS_REPEAT);
+    /* Not a name of the group, or only a piece of one. */
+    v = 7;
+    ck_assert_int_eq(clgc_enum_find(addr, "rgba", &v), 0);
+    ck_assert_int_eq(clgc_enum_find(addr, "clamp_to", &v), 0);
+    ck_assert_int_eq(clgc_enum_find(addr, "", &v), 0);
+    ck_assert_int_eq(clgc_enum_find(addr, "clamp_to_edge_", &v), 0);
+    ck_assert_int_eq(v, 7);
+    ck_assert_int_eq(clgc_enum_find(NULL, "rgba", &v), 0);
+    ck_assert_int_eq(clgc_enum_find(order, NULL, &v), 0);
+    ck_assert_int_eq(clgc_enum_find(order, "rgba", NULL), 0);
+}
+END_TEST
+
 START_TEST(object_kinds_name_their_commands)
 {
     const clgc_object_kind_t *k = clgc_object_kind_find("command_queue");
@@ -328,6 +366,7 @@ clgc_make_names_suite(void)
     tcase_add_test(tc, short_names_find_their_queries);
     tcase_add_test(tc, unknown_infos_are_not_found);
     tcase_add_test(tc, enum_groups_name_their_values);
+    tcase_add_test(tc, enum_names_find_their_values);
     tcase_add_test(tc, one_call_answers_every_family);
     suite_add_tcase(s, tc);
     tc = tcase_create("kinds");

@@ -202,6 +202,15 @@ CLGC_EXTERN const clgc_enum_group_t *clgc_enum_group_find(const char *name);
 CLGC_EXTERN const char *clgc_enum_name(const clgc_enum_group_t *group,
                                        int64_t value);
 
+/* The value of the enum of group called name, in *value: 1, or 0 if the
+ * group has no such name (or an argument is NULL). name is the registry's
+ * ("CL_RGBA", "CL_ADDRESS_CLAMP_TO_EDGE") or what follows the prefix all
+ * the group's names share ("rgba", "clamp_to_edge"), either in either
+ * case and with '_' or '-' between words ("clamp-to-edge"): what a
+ * binding takes as a symbol or a string. */
+CLGC_EXTERN int clgc_enum_find(const clgc_enum_group_t *group, const char *name,
+                               int64_t *value);
+
 /* One kind of OpenCL object: its C type, the command that queries it and
  * the family it answers (the kind's first family), the commands that
  * retain and release it (NULL for platforms, which have no reference

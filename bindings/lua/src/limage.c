@@ -5,44 +5,24 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "lclgc.h"
 
-/* The value of the enum of group called name: the registry's name
- * ("CL_RGBA", "CL_ADDRESS_CLAMP_TO_EDGE") or without the prefix all the
- * group's names share ("rgba", "clamp_to_edge"), in either case. */
+/* The value of the enum of group called name, by the registry's name or
+ * a short one (clgc_enum_find: "CL_RGBA", "rgba", "clamp_to_edge"). */
 static cl_uint
 lclgc_enum_value(lua_State *L, int idx, const char *group, const char *what,
                  const char *fn)
 {
-    const clgc_enum_group_t *g = clgc_enum_group_find(group);
-    const char *name;
-    size_t prefix = 0;
+    int64_t v;
 
     if (lua_type(L, idx) != LUA_TSTRING)
         lclgc_error(L, "%s: %s: a name of %s expected, got %s", fn, what, group,
                     lclgc_typename(L, idx));
-    name = lua_tostring(L, idx);
-    if (g != NULL && g->count > 0) {
-        const char *first = g->values[0].name;
-
-        prefix = strlen(first);
-        for (size_t i = 1; i < g->count; i++)
-            while (prefix > 0 && strncmp(first, g->values[i].name, prefix) != 0)
-                prefix--;
-        while (prefix > 0 && first[prefix - 1] != '_')
-            prefix--;
-    }
-    for (size_t i = 0; g != NULL && i < g->count; i++) {
-        const char *n = g->values[i].name;
-
-        if (strcasecmp(n, name) == 0 ||
-            (strlen(n) > prefix && strcasecmp(n + prefix, name) == 0))
-            return (cl_uint)g->values[i].value;
-    }
-    return (cl_uint)lclgc_error(L, "%s: %s: unknown name '%s' (not a %s)", fn,
-                                what, name, group);
+    if (!clgc_enum_find(clgc_enum_group_find(group), lua_tostring(L, idx), &v))
+        return (cl_uint)lclgc_error(L, "%s: %s: unknown name '%s' (not a %s)",
+                                    fn, what, lua_tostring(L, idx), group);
+    return (cl_uint)v;
 }
 
 static void

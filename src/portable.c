@@ -1,6 +1,7 @@
 /* OpenCL the same on every version and driver (include/clgc/portable.h),
  * above the wrappers it calls. */
 
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -46,4 +47,63 @@ clgc_create_command_queue(cl_context context, cl_device_id device,
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     return clgc_clCreateCommandQueue(context, device, bits, errcode_ret);
 #pragma GCC diagnostic pop
+}
+
+cl_int
+clgc_image_shape(cl_mem image, clgc_image_shape_t *shape)
+{
+    size_t w = 0, h = 0, d = 0, a = 0;
+    cl_mem_object_type type = 0;
+    cl_int err =
+        clgc_clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL);
+
+    if (err == CL_SUCCESS &&
+        (type == CL_MEM_OBJECT_BUFFER || type == CL_MEM_OBJECT_PIPE))
+        err = CL_INVALID_MEM_OBJECT;
+    if (err == CL_SUCCESS)
+        err = clgc_clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof(w), &w, NULL);
+    if (err == CL_SUCCESS)
+        err = clgc_clGetImageInfo(image, CL_IMAGE_HEIGHT, sizeof(h), &h, NULL);
+    if (err == CL_SUCCESS)
+        err = clgc_clGetImageInfo(image, CL_IMAGE_DEPTH, sizeof(d), &d, NULL);
+    if (err == CL_SUCCESS)
+        err = clgc_clGetImageInfo(image, CL_IMAGE_ARRAY_SIZE, sizeof(a), &a,
+                                  NULL);
+    if (err == CL_SUCCESS)
+        err =
+            clgc_clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE,
+                                sizeof(shape->element), &shape->element, NULL);
+    if (err == CL_SUCCESS)
+        err = clgc_clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof(shape->format),
+                                  &shape->format, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    shape->extent[0] = w;
+    shape->extent[1] = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? a : h ? h : 1;
+    shape->extent[2] = type == CL_MEM_OBJECT_IMAGE2D_ARRAY ? a : d ? d : 1;
+    return CL_SUCCESS;
+}
+
+const char *
+clgc_image_box(const clgc_image_shape_t *shape, const size_t origin[3],
+               const size_t region[3], size_t box[3], size_t *bytes)
+{
+    static const size_t corner[3] = {0, 0, 0};
+    size_t n = shape->element;
+
+    if (origin == NULL)
+        origin = corner;
+    for (int i = 0; i < 3; i++)
+        if (origin[i] >= shape->extent[i])
+            return "the origin lies outside the image";
+    for (int i = 0; i < 3; i++) {
+        box[i] = region == NULL ? shape->extent[i] - origin[i] : region[i];
+        if (box[i] == 0 || box[i] > shape->extent[i] - origin[i])
+            return "the region reaches past the image";
+        if (__builtin_mul_overflow(n, box[i], &n))
+            return "the region is too large";
+    }
+    if (bytes != NULL)
+        *bytes = n;
+    return NULL;
 }

@@ -455,6 +455,69 @@ START_TEST(a_command_queue_on_any_version)
 }
 END_TEST
 
+/* An image's shape, as a transfer needs it (the layers of an array on
+ * their axis), and boxes checked against it: the rest of the image by
+ * default, and a box past it or too large refused with the reason. */
+START_TEST(image_shapes_and_boxes)
+{
+    cl_platform_id platform = test_platform(TEST_POCL);
+    cl_image_format rgba = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc = {0};
+    size_t origin[3] = {1, 2, 0}, region[3] = {2, 3, 1}, box[3], bytes = 0;
+    clgc_image_shape_t shape;
+    cl_device_id device;
+    cl_context context;
+    cl_mem image, buffer;
+    cl_int err = 1;
+
+    ck_assert_int_eq(
+        clGetDeviceIDs(platform, test_device_type(), 1, &device, NULL), 0);
+    context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    desc.image_type = CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    desc.image_width = 8;
+    desc.image_array_size = 5;
+    image = clCreateImage(context, CL_MEM_READ_WRITE, &rgba, &desc, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clgc_image_shape(image, &shape), CL_SUCCESS);
+    ck_assert_uint_eq(shape.extent[0], 8);
+    ck_assert_uint_eq(shape.extent[1], 5); /* the layers */
+    ck_assert_uint_eq(shape.extent[2], 1);
+    ck_assert_uint_eq(shape.element, 4);
+    ck_assert_uint_eq(shape.format.image_channel_order, CL_RGBA);
+
+    ck_assert_ptr_null(clgc_image_box(&shape, NULL, NULL, box, &bytes));
+    ck_assert_uint_eq(box[0] * box[1] * box[2], 40);
+    ck_assert_uint_eq(bytes, 160);
+    ck_assert_ptr_null(clgc_image_box(&shape, origin, NULL, box, &bytes));
+    ck_assert_uint_eq(box[0], 7);
+    ck_assert_uint_eq(box[1], 3);
+    ck_assert_uint_eq(bytes, 7 * 3 * 4);
+    ck_assert_ptr_null(clgc_image_box(&shape, origin, region, box, &bytes));
+    ck_assert_uint_eq(bytes, 2 * 3 * 4);
+    region[1] = 4;
+    ck_assert_str_eq(clgc_image_box(&shape, origin, region, box, NULL),
+                     "the region reaches past the image");
+    region[1] = 0;
+    ck_assert_str_eq(clgc_image_box(&shape, origin, region, box, NULL),
+                     "the region reaches past the image");
+    origin[0] = 8;
+    ck_assert_str_eq(clgc_image_box(&shape, origin, NULL, box, NULL),
+                     "the origin lies outside the image");
+    shape.extent[0] = shape.extent[1] = (size_t)1 << 40;
+    region[0] = region[1] = (size_t)1 << 40;
+    ck_assert_str_eq(clgc_image_box(&shape, NULL, region, box, NULL),
+                     "the region is too large");
+
+    buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clgc_image_shape(buffer, &shape), CL_INVALID_MEM_OBJECT);
+    clReleaseMemObject(buffer);
+    clReleaseMemObject(image);
+    clReleaseContext(context);
+}
+END_TEST
+
 /* Every pointer to data of every command says how far the command
  * reaches through it, or why that cannot be known; nothing else claims a
  * reach; and a count names an integer parameter. */
@@ -541,6 +604,7 @@ clgc_make_commands_suite(void)
     tcase_add_test(tc, commands_are_all_there_in_order);
     tcase_add_test(tc, command_metadata_matches_the_api);
     tcase_add_test(tc, a_command_queue_on_any_version);
+    tcase_add_test(tc, image_shapes_and_boxes);
     tcase_add_test(tc, every_pointer_has_a_reach_or_a_reason);
     tcase_add_test(tc, a_pointer_reaches_what_its_count_says);
     suite_add_tcase(s, tc);

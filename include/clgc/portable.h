@@ -27,6 +27,35 @@ CLGC_EXTERN cl_command_queue
 clgc_create_command_queue(cl_context context, cl_device_id device,
                           const cl_ulong *properties, cl_int *errcode_ret);
 
+/* What a transfer of an image's elements needs to know of the image: its
+ * extent along each axis of an origin and a region (an array's layers on
+ * the axis OpenCL puts them, the second for a 1D array and the third for a
+ * 2D array; 1 along an axis the image lacks), the size of one element and
+ * the format. */
+typedef struct clgc_image_shape {
+    size_t extent[3];
+    size_t element;
+    cl_image_format format;
+} clgc_image_shape_t;
+
+/* Fill *shape from image's queries: CL_SUCCESS, or the first query's
+ * error (CL_INVALID_MEM_OBJECT for a buffer, or anything not an image). */
+CLGC_EXTERN cl_int clgc_image_shape(cl_mem image, clgc_image_shape_t *shape);
+
+/* A box of the image for a transfer, checked before OpenCL sees it (a
+ * driver may read past a region it was not asked to check): origin (NULL:
+ * the corner) must lie in the image, and region (NULL: the rest of the
+ * image from origin) be non-zero along every axis and fit; box gets the
+ * region, and *bytes, if not NULL, its size packed tightly (element by
+ * element, row by row). Returns NULL, or what is wrong, a sentence a
+ * binding can raise with CL_INVALID_VALUE: "the origin lies outside the
+ * image", "the region reaches past the image", "the region is too
+ * large". */
+CLGC_EXTERN const char *clgc_image_box(const clgc_image_shape_t *shape,
+                                       const size_t origin[3],
+                                       const size_t region[3], size_t box[3],
+                                       size_t *bytes);
+
 CLGC_END_DECLS
 
 #endif /* CLGC_PORTABLE_H */

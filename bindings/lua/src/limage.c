@@ -160,81 +160,38 @@ lclgc_context_image_formats(lua_State *L)
     return 1;
 }
 
-/* What the transfers need to know of an image: its extents along the
- * three axes of an origin and a region (an array's layers on the last
- * one), its element size and its format. */
-struct lclgc_image {
-    size_t extent[3], element;
-    cl_image_format format;
-};
-
 static void
-lclgc_image_get(lua_State *L, cl_mem m, struct lclgc_image *im, const char *fn)
+lclgc_image_get(lua_State *L, cl_mem m, clgc_image_shape_t *im, const char *fn)
 {
-    size_t w = 0, h = 0, d = 0, a = 0;
-    cl_mem_object_type type = 0;
-    cl_int err = clgc_clGetImageInfo(m, CL_IMAGE_WIDTH, sizeof(w), &w, NULL);
+    cl_int err = clgc_image_shape(m, im);
 
-    if (err == CL_SUCCESS)
-        err = clgc_clGetImageInfo(m, CL_IMAGE_HEIGHT, sizeof(h), &h, NULL);
-    if (err == CL_SUCCESS)
-        err = clgc_clGetImageInfo(m, CL_IMAGE_DEPTH, sizeof(d), &d, NULL);
-    if (err == CL_SUCCESS)
-        err = clgc_clGetImageInfo(m, CL_IMAGE_ARRAY_SIZE, sizeof(a), &a, NULL);
-    if (err == CL_SUCCESS)
-        err = clgc_clGetImageInfo(m, CL_IMAGE_ELEMENT_SIZE, sizeof(im->element),
-                                  &im->element, NULL);
-    if (err == CL_SUCCESS)
-        err = clgc_clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof(im->format),
-                                  &im->format, NULL);
-    if (err == CL_SUCCESS)
-        err =
-            clgc_clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof(type), &type, NULL);
     if (err != CL_SUCCESS)
         lclgc_cl_error(L, fn, err);
-    im->extent[0] = w;
-    im->extent[1] = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? a : h ? h : 1;
-    im->extent[2] = type == CL_MEM_OBJECT_IMAGE2D_ARRAY ? a : d ? d : 1;
 }
 
-/* origin (prefix "origin" or "src_origin", ...) and region of the
- * options at idx, checked against the image: region defaults to the rest
- * of the image. Returns the region's element count. */
+/* origin (option "origin" or "src_origin", ...) and region of the options
+ * at idx, checked against the image (clgc_image_box): a region given in
+ * part takes the rest of the image along the other axes. Returns the
+ * region's size in bytes, tightly packed. */
 static size_t
 lclgc_image_box(lua_State *L, int idx, const char *origin_name,
-                const struct lclgc_image *im, size_t origin[3],
+                const clgc_image_shape_t *im, size_t origin[3],
                 size_t region[3], const char *fn)
 {
-    size_t n = 1;
+    size_t given[3], bytes;
+    const char *wrong;
+    int has_region;
 
     origin[0] = origin[1] = origin[2] = 0;
     (void)lclgc_opt_triple(L, idx, origin_name, origin, fn);
-    for (int i = 0; i < 3; i++) {
-        if (origin[i] >= im->extent[i])
-            lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
-                       "%s %I outside the image (%I)", origin_name,
-                       (lua_Integer)origin[i], (lua_Integer)im->extent[i]);
-        region[i] = im->extent[i] - origin[i];
-    }
-    if (lclgc_opt_triple(L, idx, "region", region, fn)) {
-        for (int i = 0; i < 3; i++)
-            if (region[i] == 0 || region[i] > im->extent[i] - origin[i])
-                lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
-                           "the region reaches past the image");
-    }
     for (int i = 0; i < 3; i++)
-        if (__builtin_mul_overflow(n, region[i], &n))
-            lclgc_error(L, "%s: the region is too large", fn);
-    return n;
-}
-
-static size_t
-lclgc_image_bytes(lua_State *L, size_t n, size_t element, const char *fn)
-{
-    size_t bytes;
-
-    if (__builtin_mul_overflow(n, element, &bytes) || bytes > ((size_t)1 << 40))
-        lclgc_error(L, "%s: the region is too large", fn);
+        given[i] = origin[i] < im->extent[i] ? im->extent[i] - origin[i] : 0;
+    has_region = lclgc_opt_triple(L, idx, "region", given, fn);
+    wrong =
+        clgc_image_box(im, origin, has_region ? given : NULL, region, &bytes);
+    if (wrong != NULL)
+        lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL, "%s: %s",
+                   origin_name, wrong);
     return bytes;
 }
 
@@ -249,16 +206,14 @@ lclgc_queue_write_image(lua_State *L)
     cl_mem m = lclgc_check(L, 2, LCLGC_IMAGE, fn);
     size_t len, origin[3], region[3], bytes;
     const char *data = lclgc_checkstr(L, 3, &len, fn);
-    struct lclgc_image im;
+    clgc_image_shape_t im;
     cl_uint nwait;
     cl_event *wait;
     cl_int err;
 
     lclgc_check_opts(L, 4, fn);
     lclgc_image_get(L, m, &im, fn);
-    bytes = lclgc_image_bytes(
-        L, lclgc_image_box(L, 4, "origin", &im, origin, region, fn), im.element,
-        fn);
+    bytes = lclgc_image_box(L, 4, "origin", &im, origin, region, fn);
     if (len != bytes)
         return lclgc_error(L, "%s: argument #3: %I bytes for a region of %I",
                            fn, (lua_Integer)len, (lua_Integer)bytes);
@@ -278,7 +233,7 @@ lclgc_queue_read_image(lua_State *L)
     cl_command_queue q = lclgc_check(L, 1, LCLGC_QUEUE, fn);
     cl_mem m = lclgc_check(L, 2, LCLGC_IMAGE, fn);
     size_t origin[3], region[3], bytes;
-    struct lclgc_image im;
+    clgc_image_shape_t im;
     cl_uint nwait;
     cl_event *wait;
     char *buf;
@@ -286,9 +241,7 @@ lclgc_queue_read_image(lua_State *L)
 
     lclgc_check_opts(L, 3, fn);
     lclgc_image_get(L, m, &im, fn);
-    bytes = lclgc_image_bytes(
-        L, lclgc_image_box(L, 3, "origin", &im, origin, region, fn), im.element,
-        fn);
+    bytes = lclgc_image_box(L, 3, "origin", &im, origin, region, fn);
     wait = lclgc_opt_wait(L, 3, &nwait, fn);
     buf = lua_newuserdatauv(L, bytes, 0);
     err = clgc_clEnqueueReadImage(q, m, CL_TRUE, origin, region, 0, 0, buf,
@@ -309,7 +262,7 @@ lclgc_queue_copy_image(lua_State *L)
     cl_mem src = lclgc_check(L, 2, LCLGC_IMAGE, fn);
     cl_mem dst = lclgc_check(L, 3, LCLGC_IMAGE, fn);
     size_t so[3], dor[3], region[3], dregion[3];
-    struct lclgc_image si, di;
+    clgc_image_shape_t si, di;
     cl_uint nwait;
     cl_event *wait, ev = NULL;
     cl_int err;
@@ -341,7 +294,7 @@ lclgc_queue_fill_image(lua_State *L)
     cl_command_queue q = lclgc_check(L, 1, LCLGC_QUEUE, fn);
     cl_mem m = lclgc_check(L, 2, LCLGC_IMAGE, fn);
     size_t origin[3], region[3];
-    struct lclgc_image im;
+    clgc_image_shape_t im;
     union {
         cl_float f[4];
         cl_int i[4];

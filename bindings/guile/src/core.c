@@ -196,6 +196,9 @@ guile_clgc_release_handle(enum kind k, void *h)
     case K_EVENT:
         clgc_clReleaseEvent(h);
         break;
+    case K_SAMPLER:
+        clgc_clReleaseSampler(h);
+        break;
     case K_CLOSURE:
         /* Only an explicit release frees a closure (see make_closure). */
         break;
@@ -222,6 +225,7 @@ FINALIZER(K_PROGRAM)
 FINALIZER(K_KERNEL)
 FINALIZER(K_MEM)
 FINALIZER(K_EVENT)
+FINALIZER(K_SAMPLER)
 FINALIZER(K_CQ)
 
 const struct guile_clgc_kind guile_clgc_kinds[K_NKINDS] = {
@@ -234,6 +238,7 @@ const struct guile_clgc_kind guile_clgc_kinds[K_NKINDS] = {
     [K_KERNEL] = {"cl-kernel", CL_INVALID_KERNEL, finalize_K_KERNEL},
     [K_MEM] = {"cl-mem", CL_INVALID_MEM_OBJECT, finalize_K_MEM},
     [K_EVENT] = {"cl-event", CL_INVALID_EVENT, finalize_K_EVENT},
+    [K_SAMPLER] = {"cl-sampler", CL_INVALID_SAMPLER, finalize_K_SAMPLER},
     [K_CQ] = {"completion-queue", CLGC_EINVAL, finalize_K_CQ},
     [K_CLOSURE] = {"closure", CLGC_EINVAL, NULL},
 };
@@ -437,6 +442,42 @@ guile_clgc_free_array(void **a, void **buf)
 {
     if (a != buf)
         free(a);
+}
+
+/* Memory flags: a symbol or a list of read-write read-only write-only
+ * alloc-host-ptr. */
+cl_mem_flags
+guile_clgc_mem_flags(SCM flags, int pos, const char *who)
+{
+    cl_mem_flags f = 0;
+
+    if (scm_is_symbol(flags))
+        flags = scm_list_1(flags);
+    if (scm_ilength(flags) < 0)
+        scm_wrong_type_arg_msg(who, pos, flags, "list of symbols");
+    for (SCM l = flags; !scm_is_null(l); l = scm_cdr(l)) {
+        SCM s = scm_car(l);
+
+        if (guile_clgc_sym_is(s, "read-write"))
+            f |= CL_MEM_READ_WRITE;
+        else if (guile_clgc_sym_is(s, "read-only"))
+            f |= CL_MEM_READ_ONLY;
+        else if (guile_clgc_sym_is(s, "write-only"))
+            f |= CL_MEM_WRITE_ONLY;
+        else if (guile_clgc_sym_is(s, "alloc-host-ptr"))
+            f |= CL_MEM_ALLOC_HOST_PTR;
+        else
+            scm_misc_error(who, "unknown flag: ~S", scm_list_1(s));
+    }
+    return f;
+}
+
+/* An optional wait-list argument: an event, a list of them, #f or '(). */
+void **
+guile_clgc_wait_list(SCM wait, int pos, const char *who, cl_uint *n, void **buf)
+{
+    return guile_clgc_handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait,
+                                   pos, who, n, buf, 16);
 }
 
 /* ------------------------------------------------------------------------

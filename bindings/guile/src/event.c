@@ -190,6 +190,33 @@ guile_clgc_keep_until_complete(cl_event event, SCM keep)
         waiter_notify(event, 0, w); /* a bad event: nothing runs */
 }
 
+static void
+release_event(void *ev)
+{
+    clgc_clReleaseEvent(ev);
+}
+
+SCM
+guile_clgc_transfer_done(cl_event ev, SCM bv, int block, const char *who)
+{
+    cl_int err;
+
+    if (!block) {
+        SCM event = guile_clgc_wrap(K_EVENT, ev);
+
+        guile_clgc_keep_until_complete(ev, bv);
+        return event;
+    }
+    scm_dynwind_begin(0);
+    scm_dynwind_unwind_handler(release_event, ev, SCM_F_WIND_EXPLICITLY);
+    err = guile_clgc_interruptible_wait(1, &ev, bv);
+    scm_dynwind_end();
+    scm_remember_upto_here_1(bv);
+    guile_clgc_raise_pending();
+    CHECK_CL(err, who);
+    return bv;
+}
+
 static SCM
 wait_for_events(SCM events)
 {

@@ -53,7 +53,8 @@ kind_of_type(const char *type)
                                             [K_PROGRAM] = "cl_program",
                                             [K_KERNEL] = "cl_kernel",
                                             [K_MEM] = "cl_mem",
-                                            [K_EVENT] = "cl_event"};
+                                            [K_EVENT] = "cl_event",
+                                            [K_SAMPLER] = "cl_sampler"};
 
     for (int k = 0; k < K_CQ; k++)
         if (strcmp(names[k], type) == 0)
@@ -359,6 +360,9 @@ object_of_kind(int k, void *h)
     case K_EVENT:
         return clgc_clGetEventInfo(h, CL_EVENT_REFERENCE_COUNT, sizeof(u), &u,
                                    NULL) == CL_SUCCESS;
+    case K_SAMPLER:
+        return clgc_clGetSamplerInfo(h, CL_SAMPLER_REFERENCE_COUNT, sizeof(u),
+                                     &u, NULL) == CL_SUCCESS;
     default:
         return 0;
     }
@@ -370,8 +374,12 @@ object_of_kind(int k, void *h)
 static SCM
 pointer_to_object(SCM kind, SCM pointer)
 {
-    static const char *names[] = {"platform", "device", "context", "queue",
-                                  "program",  "kernel", "buffer",  "event"};
+    static const char *names[K_CQ] = {
+        [K_PLATFORM] = "platform", [K_DEVICE] = "device",
+        [K_CONTEXT] = "context",   [K_QUEUE] = "queue",
+        [K_PROGRAM] = "program",   [K_KERNEL] = "kernel",
+        [K_MEM] = "buffer",        [K_EVENT] = "event",
+        [K_SAMPLER] = "sampler"};
 
     guile_clgc_validate("pointer->object", SCM_POINTER_P(pointer), pointer, 2,
                         "pointer");
@@ -393,7 +401,8 @@ pointer_to_object(SCM kind, SCM pointer)
 const struct guile_clgc_proc guile_clgc_generic_procs[] = {
     {"pointer->object", 2, 0, 0, pointer_to_object,
      "(pointer->object kind pointer) adopts a handle of kind platform device "
-     "context queue program kernel buffer event that the binding saw made; the "
+     "context queue program kernel buffer event sampler that the binding saw "
+     "made; the "
      "object owns the reference."},
     {"command-call", 1, 0, 1, command_call,
      "(command-call name arg ...) calls the OpenCL command called name through "

@@ -24,6 +24,7 @@ extern const struct guile_clgc_proc guile_clgc_object_procs[];  /* object.c */
 extern const struct guile_clgc_proc guile_clgc_info_procs[];    /* info.c */
 extern const struct guile_clgc_proc guile_clgc_program_procs[]; /* program.c */
 extern const struct guile_clgc_proc guile_clgc_mem_procs[];     /* mem.c */
+extern const struct guile_clgc_proc guile_clgc_image_procs[];   /* image.c */
 extern const struct guile_clgc_proc guile_clgc_event_procs[];   /* event.c */
 extern const struct guile_clgc_proc guile_clgc_generic_procs[]; /* generic.c */
 extern const struct guile_clgc_proc guile_clgc_closure_procs[]; /* closure.c */
@@ -84,6 +85,7 @@ enum kind {
     K_KERNEL,
     K_MEM,
     K_EVENT,
+    K_SAMPLER,
     K_CQ,      /* a clgc completion queue */
     K_CLOSURE, /* a clgc closure (clgc/ffi.h) */
     K_NKINDS
@@ -123,6 +125,10 @@ int64_t guile_clgc_to_signed(SCM v, int64_t min, int64_t max, int pos,
                              const char *who);
 uint64_t guile_clgc_to_unsigned(SCM v, uint64_t max, int pos, const char *who);
 int guile_clgc_sym_is(SCM sym, const char *name);
+cl_mem_flags guile_clgc_mem_flags(SCM flags, int pos, const char *who);
+/* A wait list (16 entries in buf; guile_clgc_free_array after). */
+void **guile_clgc_wait_list(SCM wait, int pos, const char *who, cl_uint *n,
+                            void **buf);
 
 /* ------------------------------------------------------------------------
  * Scheme callbacks (core.c) and the interruptible wait (event.c) */
@@ -134,5 +140,9 @@ SCM guile_clgc_call_handler(void *data, SCM key, SCM args);
 void guile_clgc_call_scheme(SCM proc, SCM args);
 cl_int guile_clgc_interruptible_wait(cl_uint n, cl_event *events, SCM keep);
 void guile_clgc_keep_until_complete(cl_event event, SCM keep);
+/* A transfer of bv just enqueued as ev: with block, waited for
+ * (interruptibly; bv is returned), else its event object (bv kept until
+ * it completes). */
+SCM guile_clgc_transfer_done(cl_event ev, SCM bv, int block, const char *who);
 
 #endif /* GUILE_CLGC_H */

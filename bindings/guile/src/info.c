@@ -114,6 +114,7 @@ static const struct {
     {"program", K_PROGRAM, (cl_int(*)(void *))clgc_clRetainProgram},
     {"kernel", K_KERNEL, (cl_int(*)(void *))clgc_clRetainKernel},
     {"event", K_EVENT, (cl_int(*)(void *))clgc_clRetainEvent},
+    {"sampler", K_SAMPLER, (cl_int(*)(void *))clgc_clRetainSampler},
 };
 
 /* The handle h of kind name as an object holding its own reference, or #f
@@ -408,6 +409,8 @@ static const struct info_proc info_procs[] = {
     {"kernel-work-group-info", "cl_kernel_work_group_info", K_KERNEL,
      EXTRA_DEVICE},
     {"kernel-arg-info", "cl_kernel_arg_info", K_KERNEL, EXTRA_ARG},
+    {"sampler-info", "cl_sampler_info", K_SAMPLER, EXTRA_NONE},
+    {"image-info", "cl_image_info", K_MEM, EXTRA_NONE},
 };
 
 #define INFO_PROC(f, i)                                                        \
@@ -424,6 +427,8 @@ INFO_PROC(program_info, 5)
 INFO_PROC(kernel_info, 6)
 INFO_PROC(event_info, 7)
 INFO_PROC(event_profiling_info, 8)
+INFO_PROC(sampler_info, 12)
+INFO_PROC(image_info, 13)
 #undef INFO_PROC
 #define INFO_PROC(f, i)                                                        \
     static SCM f(SCM obj, SCM extra, SCM key)                                  \
@@ -521,6 +526,12 @@ const struct guile_clgc_proc guile_clgc_info_procs[] = {
     {"kernel-work-group-info", 3, 0, 0, kernel_work_group_info,
      "(kernel-work-group-info kernel device key) -> the value of the "
      "cl_kernel_work_group_info query key for device."},
+    {"sampler-info", 2, 0, 0, sampler_info,
+     "(sampler-info sampler key) -> the value of the cl_sampler_info query "
+     "key ('addressing-mode, 'CL_SAMPLER_FILTER_MODE, ...)."},
+    {"image-info", 2, 0, 0, image_info,
+     "(image-info image key) -> the value of the cl_image_info query key "
+     "('width, 'CL_IMAGE_FORMAT, ...)."},
     {"kernel-arg-info", 3, 0, 0, kernel_arg_info,
      "(kernel-arg-info kernel index key) -> the value of the "
      "cl_kernel_arg_info query key for argument index (from 0)."},

@@ -8,39 +8,13 @@
 
 #include "guile-clgc.h"
 
-static cl_mem_flags
-mem_flags(SCM flags, int pos, const char *who)
-{
-    cl_mem_flags f = 0;
-
-    if (scm_is_symbol(flags))
-        flags = scm_list_1(flags);
-    if (scm_ilength(flags) < 0)
-        scm_wrong_type_arg_msg(who, pos, flags, "list of symbols");
-    for (SCM l = flags; !scm_is_null(l); l = scm_cdr(l)) {
-        SCM s = scm_car(l);
-
-        if (guile_clgc_sym_is(s, "read-write"))
-            f |= CL_MEM_READ_WRITE;
-        else if (guile_clgc_sym_is(s, "read-only"))
-            f |= CL_MEM_READ_ONLY;
-        else if (guile_clgc_sym_is(s, "write-only"))
-            f |= CL_MEM_WRITE_ONLY;
-        else if (guile_clgc_sym_is(s, "alloc-host-ptr"))
-            f |= CL_MEM_ALLOC_HOST_PTR;
-        else
-            scm_misc_error(who, "unknown flag: ~S", scm_list_1(s));
-    }
-    return f;
-}
-
 /* (make-buffer context flags size-or-bytevector): a bytevector's contents
  * are copied into the new buffer (CL_MEM_COPY_HOST_PTR). */
 static SCM
 make_buffer(SCM context, SCM flags, SCM init)
 {
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, "make-buffer");
-    cl_mem_flags f = mem_flags(flags, 2, "make-buffer");
+    cl_mem_flags f = guile_clgc_mem_flags(flags, 2, "make-buffer");
     cl_int err = CL_SUCCESS;
     void *host = NULL;
     size_t size;
@@ -72,20 +46,6 @@ buffer_size(SCM buffer)
              "buffer-size");
     return scm_from_size_t(size);
 }
-static void
-release_event(void *ev)
-{
-    clgc_clReleaseEvent(ev);
-}
-
-/* An optional wait-list argument: an event, a list of them, #f or '(). */
-static void **
-wait_list(SCM wait, int pos, const char *who, cl_uint *n, void **buf)
-{
-    return guile_clgc_handle_array(K_EVENT, SCM_UNBNDP(wait) ? SCM_EOL : wait,
-                                   pos, who, n, buf, 16);
-}
-
 /* A read or write of bv at offset of the buffer, enqueued without
  * blocking after the wait-list: its event. */
 static cl_event
@@ -103,7 +63,7 @@ enqueue_transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
     guile_clgc_validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
     if (!SCM_UNBNDP(offset))
         off = guile_clgc_to_unsigned(offset, SIZE_MAX, 4, who);
-    w = wait_list(wait, 5, who, &n, buf);
+    w = guile_clgc_wait_list(wait, 5, who, &n, buf);
     if (write)
         err = clgc_clEnqueueWriteBuffer(
             q, m, CL_FALSE, off, SCM_BYTEVECTOR_LENGTH(bv),
@@ -125,18 +85,9 @@ static SCM
 transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
          const char *who)
 {
-    cl_event ev = enqueue_transfer(queue, buffer, bv, offset, wait, write, who);
-    cl_int err;
-
-    scm_dynwind_begin(0);
-    scm_dynwind_unwind_handler(release_event, ev, SCM_F_WIND_EXPLICITLY);
-    err = guile_clgc_interruptible_wait(
-        1, &ev, bv); /* bv kept until the transfer ends */
-    scm_dynwind_end();
-    scm_remember_upto_here_1(bv);
-    guile_clgc_raise_pending();
-    CHECK_CL(err, who);
-    return bv;
+    return guile_clgc_transfer_done(
+        enqueue_transfer(queue, buffer, bv, offset, wait, write, who), bv, 1,
+        who);
 }
 
 static SCM
@@ -157,11 +108,9 @@ static SCM
 async_transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
                const char *who)
 {
-    cl_event ev = enqueue_transfer(queue, buffer, bv, offset, wait, write, who);
-    SCM event = guile_clgc_wrap(K_EVENT, ev);
-
-    guile_clgc_keep_until_complete(ev, bv);
-    return event;
+    return guile_clgc_transfer_done(
+        enqueue_transfer(queue, buffer, bv, offset, wait, write, who), bv, 0,
+        who);
 }
 
 static SCM
@@ -218,7 +167,7 @@ enqueue_fill_buffer(SCM queue, SCM buffer, SCM pattern, SCM offset, SCM size,
                         "bytevector");
     off = opt_size(offset, 0, 4, who);
     len = size_or_rest(size, 5, m, off, who);
-    w = wait_list(wait, 6, who, &n, buf);
+    w = guile_clgc_wait_list(wait, 6, who, &n, buf);
     err = clgc_clEnqueueFillBuffer(q, m, SCM_BYTEVECTOR_CONTENTS(pattern),
                                    SCM_BYTEVECTOR_LENGTH(pattern), off, len, n,
                                    (cl_event *)w, &ev);
@@ -246,7 +195,7 @@ enqueue_copy_buffer(SCM queue, SCM src, SCM dst, SCM src_offset, SCM dst_offset,
     cl_event ev = NULL;
     cl_int err;
 
-    w = wait_list(wait, 7, who, &n, buf);
+    w = guile_clgc_wait_list(wait, 7, who, &n, buf);
     err =
         clgc_clEnqueueCopyBuffer(q, s, d, so, dof, len, n, (cl_event *)w, &ev);
     guile_clgc_free_array(w, buf);
@@ -262,7 +211,8 @@ make_sub_buffer(SCM buffer, SCM offset, SCM size, SCM flags)
     const char *who = "make-sub-buffer";
     void *m = guile_clgc_unwrap(K_MEM, buffer, 1, who);
     cl_buffer_region region;
-    cl_mem_flags f = SCM_UNBNDP(flags) ? 0 : mem_flags(flags, 4, who);
+    cl_mem_flags f =
+        SCM_UNBNDP(flags) ? 0 : guile_clgc_mem_flags(flags, 4, who);
     cl_int err = CL_SUCCESS;
     cl_mem sub;
 
@@ -283,7 +233,7 @@ marker_or_barrier(SCM queue, SCM wait, int barrier, const char *who)
 {
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
     cl_uint n = 0;
-    void *buf[16], **w = wait_list(wait, 2, who, &n, buf);
+    void *buf[16], **w = guile_clgc_wait_list(wait, 2, who, &n, buf);
     cl_event ev = NULL;
     cl_int err;
 
@@ -344,7 +294,7 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
                 "local and global sizes differ in dimension");
         use_local = 1;
     }
-    w = wait_list(wait, 5, who, &n, buf);
+    w = guile_clgc_wait_list(wait, 5, who, &n, buf);
     err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
                                       use_local ? l : NULL, n, (cl_event *)w,
                                       &ev);

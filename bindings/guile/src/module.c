@@ -12,9 +12,10 @@
 
 static const struct guile_clgc_proc *const areas[] = {
     guile_clgc_info_procs,    guile_clgc_program_procs,
-    guile_clgc_mem_procs,     guile_clgc_event_procs,
-    guile_clgc_object_procs,  guile_clgc_generic_procs,
-    guile_clgc_closure_procs, guile_clgc_runtime_procs};
+    guile_clgc_mem_procs,     guile_clgc_image_procs,
+    guile_clgc_event_procs,   guile_clgc_object_procs,
+    guile_clgc_generic_procs, guile_clgc_closure_procs,
+    guile_clgc_runtime_procs};
 
 /* Each procedure with its docstring (what ,describe and
  * procedure-documentation show), exported unless its name starts with

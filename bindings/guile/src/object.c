@@ -67,6 +67,7 @@ PREDICATE(program_p, K_PROGRAM)
 PREDICATE(kernel_p, K_KERNEL)
 PREDICATE(mem_p, K_MEM)
 PREDICATE(event_p, K_EVENT)
+PREDICATE(sampler_p, K_SAMPLER)
 PREDICATE(cq_p, K_CQ)
 PREDICATE(closure_p, K_CLOSURE)
 #undef PREDICATE
@@ -102,6 +103,8 @@ const struct guile_clgc_proc guile_clgc_object_procs[] = {
      "(cl-mem? obj) -> whether obj is a buffer (a memory object)."},
     {"cl-event?", 1, 0, 0, event_p,
      "(cl-event? obj) -> whether obj is an event."},
+    {"cl-sampler?", 1, 0, 0, sampler_p,
+     "(cl-sampler? obj) -> whether obj is a sampler."},
     {"completion-queue?", 1, 0, 0, cq_p,
      "(completion-queue? obj) -> whether obj is a completion queue."},
     {"closure?", 1, 0, 0, closure_p,

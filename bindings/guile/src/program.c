@@ -247,6 +247,7 @@ set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
         cl_float f;
         cl_double d;
         cl_mem m;
+        cl_sampler s;
     } v;
     size_t size;
     const void *ptr = &v;
@@ -255,12 +256,16 @@ set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
         if (SCM_IS_A_P(value, guile_clgc_types[K_MEM])) {
             v.m = guile_clgc_unwrap(K_MEM, value, 3, "set-kernel-arg!");
             size = sizeof(cl_mem);
+        } else if (SCM_IS_A_P(value, guile_clgc_types[K_SAMPLER])) {
+            v.s = guile_clgc_unwrap(K_SAMPLER, value, 3, "set-kernel-arg!");
+            size = sizeof(cl_sampler);
         } else if (scm_is_bytevector(value)) {
             ptr = SCM_BYTEVECTOR_CONTENTS(value);
             size = SCM_BYTEVECTOR_LENGTH(value);
         } else {
-            scm_wrong_type_arg_msg("set-kernel-arg!", 3, value,
-                                   "buffer, bytevector, or number with type");
+            scm_wrong_type_arg_msg(
+                "set-kernel-arg!", 3, value,
+                "buffer, image, sampler, bytevector, or number with type");
         }
     } else {
         SCM_ASSERT_TYPE(scm_is_symbol(type), type, 4, "set-kernel-arg!",
@@ -319,6 +324,7 @@ const struct guile_clgc_proc guile_clgc_program_procs[] = {
      "(make-kernel program name) -> the cl-kernel called name."},
     {"set-kernel-arg!", 3, 1, 0, set_kernel_arg,
      "(set-kernel-arg! kernel index value [type]) sets argument index: a "
-     "buffer, a bytevector (its bytes), a number with type int uint long ulong "
+     "buffer or image, a sampler, a bytevector (its bytes), a number with type "
+     "int uint long ulong "
      "float double, or a size with 'local."},
     {NULL, 0, 0, 0, NULL, NULL}};

@@ -32,10 +32,13 @@
 (check-raises "an object where an array is expected: wrong-type-arg"
               wrong-type?
               (lambda () (command-call "clWaitForEvents" 1 user-event)))
-(check-raises "a raw pointer as a sampler (no object): CL_INVALID_VALUE"
+(check-raises "a raw pointer as a sampler: wrong-type-arg" wrong-type?
+              (lambda () (command-call "clRetainSampler"
+                                       (make-pointer #x1234))))
+(check-raises "a raw pointer as a semaphore (no object): CL_INVALID_VALUE"
               (lambda (e) (and (clgc-error? e)
                                (equal? (clgc-error-name e) "CL_INVALID_VALUE")))
-              (lambda () (command-call "clRetainSampler"
+              (lambda () (command-call "clRetainSemaphoreKHR"
                                        (make-pointer #x1234))))
 (check "#f is still NULL: clFinish gives CL_INVALID_COMMAND_QUEUE"
        (= -36 (command-call "clFinish" #f)))

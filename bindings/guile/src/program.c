@@ -213,6 +213,154 @@ build_program(SCM program, SCM options, SCM notify)
 }
 
 static SCM
+kw(const char *name)
+{
+    return scm_from_utf8_keyword(name);
+}
+
+/* An options string (#f or unbound: none), malloc'd or NULL. */
+static char *
+options_arg(SCM options, int pos, const char *who)
+{
+    if (SCM_UNBNDP(options) || scm_is_false(options))
+        return NULL;
+    guile_clgc_validate(who, scm_is_string(options), options, pos, "string");
+    return scm_to_utf8_string(options);
+}
+
+/* (make-program-with-binaries context devices binaries) -> program: one
+ * bytevector per device, as (program-info p 'binaries) gives them. A
+ * binary the driver refuses raises its error (CL_INVALID_BINARY). */
+static SCM
+make_program_with_binaries(SCM context, SCM devices, SCM binaries)
+{
+    const char *who = "make-program-with-binaries";
+    void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, who);
+    cl_uint n = 0;
+    void *dbuf[16],
+        **d = guile_clgc_handle_array(K_DEVICE, devices, 2, who, &n, dbuf, 16);
+    size_t sizes[16];
+    const unsigned char *bins[16];
+    cl_int err = CL_SUCCESS, status[16];
+    cl_program p;
+    SCM l = binaries;
+
+    if (d != dbuf) {
+        guile_clgc_free_array(d, dbuf);
+        scm_misc_error(who, "more than 16 devices", SCM_EOL);
+    }
+    if (n == 0 || scm_ilength(binaries) != (long)n)
+        scm_wrong_type_arg_msg(who, 3, binaries,
+                               "list of one bytevector per device");
+    for (cl_uint i = 0; i < n; i++, l = scm_cdr(l)) {
+        guile_clgc_validate(who, scm_is_bytevector(scm_car(l)), binaries, 3,
+                            "list of bytevectors");
+        sizes[i] = SCM_BYTEVECTOR_LENGTH(scm_car(l));
+        bins[i] = (const unsigned char *)SCM_BYTEVECTOR_CONTENTS(scm_car(l));
+    }
+    guile_clgc_signals_note();
+    p = clgc_clCreateProgramWithBinary(c, n, (cl_device_id *)d, sizes, bins,
+                                       status, &err);
+    guile_clgc_signals_restore();
+    scm_remember_upto_here_1(binaries);
+    CHECK_CL(err, who);
+    return guile_clgc_wrap(K_PROGRAM, p);
+}
+
+/* (compile-program program #:options #:headers): compiles for its
+ * devices, outside Guile mode; headers: an alist of (include name .
+ * program of source). Raises CL_COMPILE_PROGRAM_FAILURE with the logs. */
+static SCM
+compile_program(SCM program, SCM rest)
+{
+    const char *who = "compile-program";
+    void *p = guile_clgc_unwrap(K_PROGRAM, program, 1, who);
+    SCM options = SCM_UNDEFINED, headers = SCM_EOL, l;
+    void *hprogs[16];
+    const char *names[16];
+    char *opts;
+    long nh;
+    cl_int err;
+
+    scm_c_bind_keyword_arguments(who, rest, 0, kw("options"), &options,
+                                 kw("headers"), &headers, SCM_UNDEFINED);
+    nh = scm_ilength(headers);
+    if (nh < 0 || nh > 16)
+        scm_wrong_type_arg_msg(who, 0, headers,
+                               "alist of up to 16 (name . program)");
+    l = headers;
+    for (long i = 0; i < nh; i++, l = scm_cdr(l)) {
+        SCM h = scm_car(l);
+
+        guile_clgc_validate(who, scm_is_pair(h) && scm_is_string(scm_car(h)),
+                            headers, 0, "alist of (name . program)");
+        hprogs[i] = guile_clgc_unwrap(K_PROGRAM, scm_cdr(h), 0, who);
+    }
+    opts = options_arg(options, 0, who);
+    scm_dynwind_begin(0);
+    if (opts != NULL)
+        scm_dynwind_free(opts);
+    l = headers;
+    for (long i = 0; i < nh; i++, l = scm_cdr(l)) {
+        char *name = scm_to_utf8_string(scm_car(scm_car(l)));
+
+        scm_dynwind_free(name);
+        names[i] = name;
+    }
+    guile_clgc_signals_note();
+    err = clgc_clCompileProgram(p, 0, NULL, opts, (cl_uint)nh,
+                                nh > 0 ? (cl_program *)hprogs : NULL,
+                                nh > 0 ? names : NULL, NULL, NULL);
+    guile_clgc_signals_restore();
+    scm_dynwind_end();
+    scm_remember_upto_here_1(headers);
+    if (err != CL_SUCCESS)
+        guile_clgc_raise_error(
+            guile_clgc_cl_error_name(err), err, who,
+            err == CL_COMPILE_PROGRAM_FAILURE ? all_build_logs(p) : SCM_BOOL_F,
+            SCM_BOOL_F, NULL);
+    return program;
+}
+
+/* (link-program context programs #:options) -> a new program from
+ * compiled ones, for the context's devices, outside Guile mode; raises
+ * CL_LINK_PROGRAM_FAILURE (with the logs where the driver made a
+ * program). */
+static SCM
+link_program(SCM context, SCM programs, SCM rest)
+{
+    const char *who = "link-program";
+    void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, who);
+    SCM options = SCM_UNDEFINED;
+    cl_uint n = 0;
+    void *buf[16], **ps;
+    char *opts;
+    cl_int err = CL_SUCCESS;
+    cl_program p;
+    SCM logs = SCM_BOOL_F;
+
+    scm_c_bind_keyword_arguments(who, rest, 0, kw("options"), &options,
+                                 SCM_UNDEFINED);
+    ps = guile_clgc_handle_array(K_PROGRAM, programs, 2, who, &n, buf, 16);
+    opts = options_arg(options, 0, who);
+    guile_clgc_signals_note();
+    p = clgc_clLinkProgram(c, 0, NULL, opts, n, (cl_program *)ps, NULL, NULL,
+                           &err);
+    guile_clgc_signals_restore();
+    free(opts);
+    guile_clgc_free_array(ps, buf);
+    if (err != CL_SUCCESS) {
+        if (p != NULL) {
+            logs = all_build_logs(p);
+            clgc_clReleaseProgram(p);
+        }
+        guile_clgc_raise_error(guile_clgc_cl_error_name(err), err, who, logs,
+                               SCM_BOOL_F, NULL);
+    }
+    return guile_clgc_wrap(K_PROGRAM, p);
+}
+
+static SCM
 make_kernel(SCM program, SCM name)
 {
     void *p = guile_clgc_unwrap(K_PROGRAM, program, 1, "make-kernel");
@@ -320,6 +468,18 @@ const struct guile_clgc_proc guile_clgc_program_procs[] = {
     {"program-build-log", 2, 0, 0, program_build_log,
      "(program-build-log program device) -> the build log of program for "
      "device, a string."},
+    {"make-program-with-binaries", 3, 0, 0, make_program_with_binaries,
+     "(make-program-with-binaries context devices binaries) -> a cl-program "
+     "from one bytevector per device, as (program-info p 'binaries) gives "
+     "them; build it before use."},
+    {"compile-program", 1, 0, 1, compile_program,
+     "(compile-program program #:options #:headers) -> program, compiled "
+     "for its devices outside Guile mode; headers: ((\"name.h\" . program) "
+     "...). Raises CL_COMPILE_PROGRAM_FAILURE with the logs."},
+    {"link-program", 2, 0, 1, link_program,
+     "(link-program context programs #:options) -> a new cl-program linked "
+     "from compiled ones (and libraries, with #:options \"-create-library\"), "
+     "outside Guile mode."},
     {"make-kernel", 2, 0, 0, make_kernel,
      "(make-kernel program name) -> the cl-kernel called name."},
     {"set-kernel-arg!", 3, 1, 0, set_kernel_arg,

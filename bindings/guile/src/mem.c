@@ -3,6 +3,7 @@
  * runs outside Guile mode. */
 
 #include <libguile.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -328,6 +329,108 @@ flush(SCM queue)
     return SCM_UNSPECIFIED;
 }
 
+/* Mapped bytevectors: each one's buffer and mapped address, until
+ * unmap! empties it. A weak-key table (Guile's lock its own): a mapping
+ * dropped without unmap! leaves no entry, and stays mapped until its
+ * buffer is released (OpenCL's rule). */
+static SCM mappings;
+static pthread_once_t mappings_once = PTHREAD_ONCE_INIT;
+
+static void
+mappings_init(void)
+{
+    mappings =
+        scm_gc_protect_object(scm_make_weak_key_hash_table(SCM_UNDEFINED));
+}
+
+/* (map-buffer! queue buffer #:flags #:offset #:size #:wait) -> a
+ * bytevector over the mapped region, once mapped (waited for as
+ * read-buffer! waits); flags: read write write-invalidate (default
+ * (read write)). */
+static SCM
+map_buffer(SCM queue, SCM buffer, SCM rest)
+{
+    const char *who = "map-buffer!";
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    SCM flags = SCM_UNDEFINED, offset = SCM_UNDEFINED, size = SCM_UNDEFINED,
+        wait = SCM_UNDEFINED, bv;
+    cl_map_flags f = 0;
+    size_t off, len;
+    cl_uint n = 0;
+    void **w, *buf[16], *p;
+    cl_event ev = NULL;
+    cl_int err = CL_SUCCESS;
+
+    scm_c_bind_keyword_arguments(
+        who, rest, 0, scm_from_utf8_keyword("flags"), &flags,
+        scm_from_utf8_keyword("offset"), &offset, scm_from_utf8_keyword("size"),
+        &size, scm_from_utf8_keyword("wait"), &wait, SCM_UNDEFINED);
+    if (SCM_UNBNDP(flags))
+        f = CL_MAP_READ | CL_MAP_WRITE;
+    else if (scm_ilength(flags) < 0)
+        scm_wrong_type_arg_msg(who, 0, flags, "list of symbols");
+    for (SCM l = SCM_UNBNDP(flags) ? SCM_EOL : flags; !scm_is_null(l);
+         l = scm_cdr(l)) {
+        if (guile_clgc_sym_is(scm_car(l), "read"))
+            f |= CL_MAP_READ;
+        else if (guile_clgc_sym_is(scm_car(l), "write"))
+            f |= CL_MAP_WRITE;
+        else if (guile_clgc_sym_is(scm_car(l), "write-invalidate"))
+            f |= CL_MAP_WRITE_INVALIDATE_REGION;
+        else
+            scm_misc_error(who, "unknown map flag: ~S", scm_list_1(scm_car(l)));
+    }
+    off = opt_size(offset, 0, 0, who);
+    len = size_or_rest(size, 0, m, off, who);
+    w = guile_clgc_wait_list(wait, 0, who, &n, buf);
+    p = clgc_clEnqueueMapBuffer(q, m, CL_FALSE, f, off, len, n, (cl_event *)w,
+                                &ev, &err);
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    guile_clgc_transfer_done(ev, SCM_BOOL_F, 1, who);
+    pthread_once(&mappings_once, mappings_init);
+    bv = scm_pointer_to_bytevector(scm_from_pointer(p, NULL),
+                                   scm_from_size_t(len), SCM_INUM0,
+                                   scm_from_utf8_symbol("vu8"));
+    scm_hashq_set_x(mappings, bv, scm_cons(buffer, scm_from_pointer(p, NULL)));
+    return bv;
+}
+
+/* (unmap! queue bytevector [wait-list]) -> event: unmaps what
+ * map-buffer! mapped, and empties the bytevector at once (its length 0,
+ * its contents none: Guile's bytevector header, word 1 and 2, as
+ * libguile/bytevectors.h lays it out), so that a later use raises
+ * instead of touching memory OpenCL may have taken back. */
+static SCM
+unmap_buffer(SCM queue, SCM bv, SCM wait)
+{
+    static char nothing[1];
+    const char *who = "unmap!";
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    SCM entry = SCM_BOOL_F;
+    cl_uint n = 0;
+    void **w, *buf[16], *m;
+    cl_event ev = NULL;
+    cl_int err;
+
+    pthread_once(&mappings_once, mappings_init);
+    if (scm_is_bytevector(bv))
+        entry = scm_hashq_ref(mappings, bv, SCM_BOOL_F);
+    if (scm_is_false(entry))
+        scm_wrong_type_arg_msg(who, 2, bv, "bytevector map-buffer! returned");
+    m = guile_clgc_unwrap(K_MEM, scm_car(entry), 2, who);
+    w = guile_clgc_wait_list(wait, 3, who, &n, buf);
+    err = clgc_clEnqueueUnmapMemObject(q, m, SCM_POINTER_VALUE(scm_cdr(entry)),
+                                       n, (cl_event *)w, &ev);
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    scm_hashq_remove_x(mappings, bv);
+    SCM_SET_CELL_WORD_1(bv, 0);
+    SCM_SET_CELL_WORD_2(bv, (scm_t_bits)nothing);
+    return guile_clgc_wrap(K_EVENT, ev);
+}
+
 const struct guile_clgc_proc guile_clgc_mem_procs[] = {
     {"make-buffer", 3, 0, 0, make_buffer,
      "(make-buffer context flags size-or-bytevector) -> a cl-mem buffer; "
@@ -368,6 +471,14 @@ const struct guile_clgc_proc guile_clgc_mem_procs[] = {
     {"enqueue-barrier", 1, 1, 0, enqueue_barrier,
      "(enqueue-barrier queue [wait-list]) -> a cl-event, as enqueue-marker's, "
      "that also holds back the commands after it."},
+    {"map-buffer!", 2, 0, 1, map_buffer,
+     "(map-buffer! queue buffer #:flags #:offset #:size #:wait) -> a "
+     "bytevector over the mapped region (flags: read write "
+     "write-invalidate; default both), valid until unmap!."},
+    {"unmap!", 2, 1, 0, unmap_buffer,
+     "(unmap! queue bytevector [wait-list]) -> a cl-event: unmaps what "
+     "map-buffer! mapped; the bytevector is empty from then on, and using it "
+     "raises."},
     {"enqueue-kernel", 3, 2, 0, enqueue_kernel,
      "(enqueue-kernel queue kernel global [local] [wait-list]) -> a cl-event; "
      "sizes: an integer or a list of 1 to 3."},

@@ -119,4 +119,34 @@
     (check "a marker without a wait list completes after what came before"
            (eq? (event-status m) 'complete))))
 
+;; Maps: a bytevector over the mapped region, written through, then
+;; unmapped; from then on it is empty, and using it raises.
+(let* ((buffer (make-buffer context '(read-write) 64))
+       (view (map-buffer! queue buffer #:offset 16 #:size 8)))
+  (check "map-buffer! gives a bytevector of the region's size"
+         (= (bytevector-length view) 8))
+  (do ((i 0 (+ i 1))) ((= i 8)) (bytevector-u8-set! view i (+ 100 i)))
+  (wait-for-events (list (unmap! queue view)))
+  (check "what was written through the map is in the buffer"
+         (equal? (slice (read-all buffer 64) 16 8) (iota-bytevector 8 100)))
+  (check "the bytevector is empty after unmap!"
+         (= (bytevector-length view) 0))
+  (check-raises "and using it raises"
+                (lambda (e) (not (clgc-error? e)))
+                (lambda () (bytevector-u8-ref view 0)))
+  (check-raises "a second unmap! is a wrong-type-arg"
+                (lambda (e) (not (clgc-error? e)))
+                (lambda () (unmap! queue view)))
+  (check-raises "so is a bytevector that was never mapped"
+                (lambda (e) (not (clgc-error? e)))
+                (lambda () (unmap! queue (make-bytevector 8))))
+  (let ((whole (map-buffer! queue buffer #:flags '(read))))
+    (check "a read map of the whole buffer sees its bytes"
+           (equal? (slice whole 16 8) (iota-bytevector 8 100)))
+    (wait-for-events (list (unmap! queue whole))))
+  (check-raises "a region past the buffer: CL_INVALID_VALUE"
+                (clgc-error-named? "CL_INVALID_VALUE")
+                (lambda () (map-buffer! queue buffer #:offset 60 #:size 8)))
+  (release buffer))
+
 (test-exit)

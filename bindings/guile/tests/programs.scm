@@ -77,6 +77,24 @@ __kernel void saxpy(float a, __global const float *x, __global float *y)
                         (make-program context "
 float missing(float v);
 __kernel void k(__global float *o) { o[0] = missing(o[0]); }"))))))
+;; A local-memory argument: a size, with 'local.
+(let* ((program (build-program (make-program context "
+__kernel void stage(__local float *scratch, __global float *io)
+{
+    size_t i = get_local_id(0);
+    scratch[i] = io[i] * 3.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    io[i] = scratch[3 - i];
+}")))
+       (kernel (make-kernel program "stage"))
+       (io (make-buffer context '(read-write)
+                        (floats->bytevector '(1.0 2.0 3.0 4.0)))))
+  (set-kernel-arg! kernel 0 16 'local)
+  (set-kernel-arg! kernel 1 io)
+  (wait-for-events (list (enqueue-kernel queue kernel 4 4)))
+  (check "a local-memory argument, shared by a work-group"
+         (equal? (bytevector->floats (read-buffer! queue io (make-bytevector 16)))
+                 '(12.0 9.0 6.0 3.0))))
 (check-raises "headers that are no alist"
               (lambda (e) (not (clgc-error? e)))
               (lambda () (compile-program (make-program context "")

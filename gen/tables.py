@@ -284,14 +284,17 @@ EXPORTS = {
         ], [
             # the tables the bindings share (clgc/names.h)
             "clgc_cl_error_at", "clgc_cl_error_count", "clgc_cl_error_name",
-            "clgc_enum_group_find", "clgc_enum_name", "clgc_info_family_at",
+            "clgc_enum_find", "clgc_enum_group_find", "clgc_enum_name",
+            "clgc_info_family_at",
             "clgc_info_family_count", "clgc_info_family_find",
             "clgc_info_get",
             "clgc_info_find", "clgc_info_type_name", "clgc_info_type_size",
             "clgc_object_kind_at",
             "clgc_object_kind_count", "clgc_object_kind_find",
-            # OpenCL the same on every version (clgc/portable.h)
-            "clgc_create_command_queue",
+            # OpenCL the same on every version, and the checks every
+            # binding makes before OpenCL sees a box (clgc/portable.h)
+            "clgc_create_command_queue", "clgc_image_box",
+            "clgc_image_shape", "clgc_rect_check",
             # a pointer argument's reach (clgc/ffi.h)
             "clgc_command_reach",
         ]),

@@ -107,3 +107,36 @@ clgc_image_box(const clgc_image_shape_t *shape, const size_t origin[3],
         *bytes = n;
     return NULL;
 }
+
+const char *
+clgc_rect_check(const size_t origin[3], const size_t region[3],
+                size_t *row_pitch, size_t *slice_pitch, size_t size)
+{
+    size_t height, end, row_end;
+
+    if (region[0] == 0 || region[1] == 0 || region[2] == 0)
+        return "the region is empty";
+    if (*row_pitch == 0)
+        *row_pitch = region[0];
+    if (*row_pitch < region[0])
+        return "the row pitch is less than the region's width";
+    if (__builtin_mul_overflow(*row_pitch, region[1], &height))
+        return "the rectangle is too large";
+    if (*slice_pitch == 0)
+        *slice_pitch = height;
+    if (*slice_pitch < height)
+        return "the slice pitch is less than the row pitch times the "
+               "region's height";
+    /* One past the last byte reached. */
+    if (__builtin_add_overflow(origin[2], region[2] - 1, &end) ||
+        __builtin_mul_overflow(end, *slice_pitch, &end) ||
+        __builtin_add_overflow(origin[1], region[1] - 1, &row_end) ||
+        __builtin_mul_overflow(row_end, *row_pitch, &row_end) ||
+        __builtin_add_overflow(end, row_end, &end) ||
+        __builtin_add_overflow(end, origin[0], &end) ||
+        __builtin_add_overflow(end, region[0], &end))
+        return "the rectangle is too large";
+    if (end > size)
+        return "the rectangle reaches past the buffer's end";
+    return NULL;
+}

@@ -518,6 +518,43 @@ START_TEST(image_shapes_and_boxes)
 }
 END_TEST
 
+/* Rectangles for the clEnqueue*BufferRect commands: the pitches filled
+ * when 0, and each way a rectangle can be wrong refused with its reason
+ * (8 rows of 8 bytes). */
+START_TEST(rectangles_are_checked)
+{
+    size_t origin[3] = {2, 1, 0}, region[3] = {4, 3, 1}, row = 0, slice = 0;
+
+    ck_assert_ptr_null(clgc_rect_check(origin, region, &row, &slice, 64));
+    ck_assert_uint_eq(row, 4);
+    ck_assert_uint_eq(slice, 12);
+    row = 8, slice = 0;
+    ck_assert_ptr_null(clgc_rect_check(origin, region, &row, &slice, 64));
+    ck_assert_uint_eq(slice, 24);
+    origin[1] = 6; /* rows 6 to 8: one past the last */
+    row = 8, slice = 0;
+    ck_assert_str_eq(clgc_rect_check(origin, region, &row, &slice, 64),
+                     "the rectangle reaches past the buffer's end");
+    origin[1] = 5; /* the last byte is 63 */
+    origin[0] = 4;
+    row = 8, slice = 0;
+    ck_assert_ptr_null(clgc_rect_check(origin, region, &row, &slice, 64));
+    row = 2, slice = 0;
+    ck_assert_str_eq(clgc_rect_check(origin, region, &row, &slice, 64),
+                     "the row pitch is less than the region's width");
+    row = 8, slice = 16;
+    ck_assert_str_eq(clgc_rect_check(origin, region, &row, &slice, 64),
+                     "the slice pitch is less than the row pitch times the "
+                     "region's height");
+    region[1] = 0;
+    ck_assert_str_eq(clgc_rect_check(origin, region, &row, &slice, 64),
+                     "the region is empty");
+    region[0] = (size_t)1 << 62, region[1] = 8, row = 0, slice = 0;
+    ck_assert_str_eq(clgc_rect_check(origin, region, &row, &slice, 64),
+                     "the rectangle is too large");
+}
+END_TEST
+
 /* Every pointer to data of every command says how far the command
  * reaches through it, or why that cannot be known; nothing else claims a
  * reach; and a count names an integer parameter. */
@@ -605,6 +642,7 @@ clgc_make_commands_suite(void)
     tcase_add_test(tc, command_metadata_matches_the_api);
     tcase_add_test(tc, a_command_queue_on_any_version);
     tcase_add_test(tc, image_shapes_and_boxes);
+    tcase_add_test(tc, rectangles_are_checked);
     tcase_add_test(tc, every_pointer_has_a_reach_or_a_reason);
     tcase_add_test(tc, a_pointer_reaches_what_its_count_says);
     suite_add_tcase(s, tc);

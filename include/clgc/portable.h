@@ -56,6 +56,23 @@ CLGC_EXTERN const char *clgc_image_box(const clgc_image_shape_t *shape,
                                        const size_t region[3], size_t box[3],
                                        size_t *bytes);
 
+/* A rectangle of a buffer, or of the host memory, for the
+ * clEnqueue*BufferRect commands, checked before OpenCL sees it (as a
+ * box): region must be non-zero along every axis; *row_pitch (0: the
+ * region's width, region[0]) at least the width; *slice_pitch (0: the row
+ * pitch times the region's height, region[1]) at least that; and the
+ * last byte reached, origin + region - 1 along each axis with those
+ * pitches, within size bytes. The pitches left 0 are filled. Returns
+ * NULL, or what is wrong, a sentence a binding can raise with
+ * CL_INVALID_VALUE: "the region is empty", "the row pitch is less than the
+ * region's width", "the slice pitch is less than the row pitch times the
+ * region's height", "the rectangle reaches past the buffer's end", "the
+ * rectangle is too large". */
+CLGC_EXTERN const char *clgc_rect_check(const size_t origin[3],
+                                        const size_t region[3],
+                                        size_t *row_pitch, size_t *slice_pitch,
+                                        size_t size);
+
 CLGC_END_DECLS
 
 #endif /* CLGC_PORTABLE_H */

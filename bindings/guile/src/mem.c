@@ -5,6 +5,7 @@
 #include <libguile.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "guile-clgc.h"
@@ -329,6 +330,150 @@ flush(SCM queue)
     return SCM_UNSPECIFIED;
 }
 
+/* Rectangles: a 3D box of bytes of a buffer (or of the host
+ * bytevector), its origin and pitches by keyword, checked by
+ * clgc_rect_check before OpenCL sees it. */
+struct rect {
+    size_t origin[3], row, slice;
+};
+
+static void
+rect_arg(SCM origin, SCM row, SCM slice, const size_t region[3], size_t size,
+         struct rect *r, const char *side, const char *who)
+{
+    const char *wrong;
+
+    r->origin[0] = r->origin[1] = r->origin[2] = 0;
+    for (int i = 0; !SCM_UNBNDP(origin) && i < 3 && !scm_is_null(origin);
+         i++, origin = scm_cdr(origin)) {
+        guile_clgc_validate(who, scm_is_pair(origin), origin, 0,
+                            "list of 1 to 3 sizes");
+        r->origin[i] =
+            guile_clgc_to_unsigned(scm_car(origin), SIZE_MAX, 0, who);
+    }
+    if (!SCM_UNBNDP(origin) && !scm_is_null(origin))
+        scm_wrong_type_arg_msg(who, 0, origin, "list of 1 to 3 sizes");
+    r->row = opt_size(row, 0, 0, who);
+    r->slice = opt_size(slice, 0, 0, who);
+    wrong = clgc_rect_check(r->origin, region, &r->row, &r->slice, size);
+    if (wrong != NULL) {
+        char message[160];
+
+        snprintf(message, sizeof(message), "the %s side: %s", side, wrong);
+        guile_clgc_raise_error("CL_INVALID_VALUE", CL_INVALID_VALUE, who,
+                               SCM_BOOL_F, SCM_BOOL_F, message);
+    }
+}
+
+static void
+region_arg(SCM region, size_t out[3], const char *who)
+{
+    if (SCM_UNBNDP(region))
+        scm_misc_error(who, "#:region is required", SCM_EOL);
+    out[0] = out[1] = out[2] = 1;
+    if (scm_ilength(region) < 1 || scm_ilength(region) > 3)
+        scm_wrong_type_arg_msg(who, 0, region, "list of 1 to 3 sizes");
+    for (int i = 0; !scm_is_null(region); i++, region = scm_cdr(region))
+        out[i] = guile_clgc_to_unsigned(scm_car(region), SIZE_MAX, 0, who);
+}
+
+static SCM
+buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest, int write, const char *who)
+{
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    SCM region = SCM_UNDEFINED, bo = SCM_UNDEFINED, ho = SCM_UNDEFINED,
+        brp = SCM_UNDEFINED, bsp = SCM_UNDEFINED, hrp = SCM_UNDEFINED,
+        hsp = SCM_UNDEFINED, wait = SCM_UNDEFINED;
+    size_t r[3];
+    struct rect b, h;
+    cl_uint n = 0;
+    void **w, *buf[16];
+    cl_event ev = NULL;
+    cl_int err;
+
+    guile_clgc_validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
+    scm_c_bind_keyword_arguments(
+        who, rest, 0, scm_from_utf8_keyword("region"), &region,
+        scm_from_utf8_keyword("buffer-origin"), &bo,
+        scm_from_utf8_keyword("host-origin"), &ho,
+        scm_from_utf8_keyword("buffer-row-pitch"), &brp,
+        scm_from_utf8_keyword("buffer-slice-pitch"), &bsp,
+        scm_from_utf8_keyword("host-row-pitch"), &hrp,
+        scm_from_utf8_keyword("host-slice-pitch"), &hsp,
+        scm_from_utf8_keyword("wait"), &wait, SCM_UNDEFINED);
+    region_arg(region, r, who);
+    rect_arg(bo, brp, bsp, r, size_or_rest(SCM_UNDEFINED, 0, m, 0, who), &b,
+             "buffer", who);
+    rect_arg(ho, hrp, hsp, r, SCM_BYTEVECTOR_LENGTH(bv), &h, "host", who);
+    w = guile_clgc_wait_list(wait, 0, who, &n, buf);
+    if (write)
+        err = clgc_clEnqueueWriteBufferRect(
+            q, m, CL_FALSE, b.origin, h.origin, r, b.row, b.slice, h.row,
+            h.slice, SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
+    else
+        err = clgc_clEnqueueReadBufferRect(
+            q, m, CL_FALSE, b.origin, h.origin, r, b.row, b.slice, h.row,
+            h.slice, SCM_BYTEVECTOR_CONTENTS(bv), n, (cl_event *)w, &ev);
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    return guile_clgc_transfer_done(ev, bv, 1, who);
+}
+
+static SCM
+read_buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest)
+{
+    return buffer_rect(queue, buffer, bv, rest, 0, "read-buffer-rect!");
+}
+
+static SCM
+write_buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest)
+{
+    return buffer_rect(queue, buffer, bv, rest, 1, "write-buffer-rect!");
+}
+
+/* (enqueue-copy-buffer-rect queue src dst #:region #:src-origin
+ * #:dst-origin #:src-row-pitch ... #:wait) -> event */
+static SCM
+enqueue_copy_buffer_rect(SCM queue, SCM src, SCM dst, SCM rest)
+{
+    const char *who = "enqueue-copy-buffer-rect";
+    void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
+    void *s = guile_clgc_unwrap(K_MEM, src, 2, who);
+    void *d = guile_clgc_unwrap(K_MEM, dst, 3, who);
+    SCM region = SCM_UNDEFINED, so = SCM_UNDEFINED, dor = SCM_UNDEFINED,
+        srp = SCM_UNDEFINED, ssp = SCM_UNDEFINED, drp = SCM_UNDEFINED,
+        dsp = SCM_UNDEFINED, wait = SCM_UNDEFINED;
+    size_t r[3];
+    struct rect a, b;
+    cl_uint n = 0;
+    void **w, *buf[16];
+    cl_event ev = NULL;
+    cl_int err;
+
+    scm_c_bind_keyword_arguments(who, rest, 0, scm_from_utf8_keyword("region"),
+                                 &region, scm_from_utf8_keyword("src-origin"),
+                                 &so, scm_from_utf8_keyword("dst-origin"), &dor,
+                                 scm_from_utf8_keyword("src-row-pitch"), &srp,
+                                 scm_from_utf8_keyword("src-slice-pitch"), &ssp,
+                                 scm_from_utf8_keyword("dst-row-pitch"), &drp,
+                                 scm_from_utf8_keyword("dst-slice-pitch"), &dsp,
+                                 scm_from_utf8_keyword("wait"), &wait,
+                                 SCM_UNDEFINED);
+    region_arg(region, r, who);
+    rect_arg(so, srp, ssp, r, size_or_rest(SCM_UNDEFINED, 0, s, 0, who), &a,
+             "source", who);
+    rect_arg(dor, drp, dsp, r, size_or_rest(SCM_UNDEFINED, 0, d, 0, who), &b,
+             "destination", who);
+    w = guile_clgc_wait_list(wait, 0, who, &n, buf);
+    err = clgc_clEnqueueCopyBufferRect(q, s, d, a.origin, b.origin, r, a.row,
+                                       a.slice, b.row, b.slice, n,
+                                       (cl_event *)w, &ev);
+    guile_clgc_free_array(w, buf);
+    CHECK_CL(err, who);
+    return guile_clgc_wrap(K_EVENT, ev);
+}
+
 /* Mapped bytevectors: each one's buffer and mapped address, until
  * unmap! empties it. A weak-key table (Guile's lock its own): a mapping
  * dropped without unmap! leaves no entry, and stays mapped until its
@@ -471,6 +616,19 @@ const struct guile_clgc_proc guile_clgc_mem_procs[] = {
     {"enqueue-barrier", 1, 1, 0, enqueue_barrier,
      "(enqueue-barrier queue [wait-list]) -> a cl-event, as enqueue-marker's, "
      "that also holds back the commands after it."},
+    {"read-buffer-rect!", 3, 0, 1, read_buffer_rect,
+     "(read-buffer-rect! queue buffer bytevector #:region #:buffer-origin "
+     "#:host-origin #:buffer-row-pitch #:buffer-slice-pitch #:host-row-pitch "
+     "#:host-slice-pitch #:wait) reads a box of bytes (region: 1 to 3 sizes, "
+     "required; pitches by default packed) into bytevector, and returns it "
+     "once done."},
+    {"write-buffer-rect!", 3, 0, 1, write_buffer_rect,
+     "(write-buffer-rect! queue buffer bytevector #:region ...) writes a box "
+     "of bytes from bytevector, the keywords as read-buffer-rect!'s."},
+    {"enqueue-copy-buffer-rect", 3, 0, 1, enqueue_copy_buffer_rect,
+     "(enqueue-copy-buffer-rect queue src dst #:region #:src-origin "
+     "#:dst-origin #:src-row-pitch #:src-slice-pitch #:dst-row-pitch "
+     "#:dst-slice-pitch #:wait) -> a cl-event."},
     {"map-buffer!", 2, 0, 1, map_buffer,
      "(map-buffer! queue buffer #:flags #:offset #:size #:wait) -> a "
      "bytevector over the mapped region (flags: read write "

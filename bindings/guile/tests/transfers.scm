@@ -119,6 +119,59 @@
     (check "a marker without a wait list completes after what came before"
            (eq? (event-status m) 'complete))))
 
+;; Rectangles: a buffer of 8 rows of 8 bytes, 0..63.
+(let ((buffer (make-buffer context '(read-write) (iota-bytevector 64 0)))
+      (into (make-bytevector 12 0)))
+  (read-buffer-rect! queue buffer into #:region '(4 3) #:buffer-origin '(2 1)
+                     #:buffer-row-pitch 8)
+  (check "read-buffer-rect! reads a 4x3 box, packed"
+         (equal? into (u8-list->bytevector '(10 11 12 13 18 19 20 21
+                                             26 27 28 29))))
+  (write-buffer-rect! queue buffer (make-bytevector 4 255) #:region '(2 2)
+                      #:buffer-origin '(0 14) #:buffer-row-pitch 4)
+  (check "write-buffer-rect! writes the box, with its own pitch"
+         (equal? (slice (read-all buffer 64) 56 8)
+                 (u8-list->bytevector '(255 255 58 59 255 255 62 63))))
+  (let ((dst (make-buffer context '(read-write) 12)))
+    (wait-for-events
+     (list (enqueue-copy-buffer-rect queue buffer dst #:region '(4 3)
+                                     #:src-origin '(2 1) #:src-row-pitch 8)))
+    (check "enqueue-copy-buffer-rect copies the box, packed"
+           (equal? (read-all dst 12) into))
+    (check-raises "a destination box past its end is refused first"
+                  (clgc-error-named? "CL_INVALID_VALUE")
+                  (lambda () (enqueue-copy-buffer-rect
+                              queue buffer dst #:region '(8 7)
+                              #:dst-origin '(0 2))))
+    (release dst))
+  (check-raises "a box past the buffer's end"
+                (clgc-error-named? "CL_INVALID_VALUE")
+                (lambda () (read-buffer-rect! queue buffer (make-bytevector 8)
+                                              #:region '(4 2)
+                                              #:buffer-origin '(6 7)
+                                              #:buffer-row-pitch 8)))
+  (check-raises "a host bytevector too short for the box"
+                (clgc-error-named? "CL_INVALID_VALUE")
+                (lambda () (write-buffer-rect! queue buffer (make-bytevector 3)
+                                               #:region '(4 1))))
+  (check-raises "a row pitch under the width"
+                (clgc-error-named? "CL_INVALID_VALUE")
+                (lambda () (read-buffer-rect! queue buffer (make-bytevector 8)
+                                              #:region '(4 2)
+                                              #:buffer-row-pitch 2)))
+  (check-raises "an empty region"
+                (clgc-error-named? "CL_INVALID_VALUE")
+                (lambda () (read-buffer-rect! queue buffer (make-bytevector 8)
+                                              #:region '(0 1))))
+  (check-raises "a box too large to count"
+                (clgc-error-named? "CL_INVALID_VALUE")
+                (lambda () (read-buffer-rect! queue buffer (make-bytevector 8)
+                                              #:region (list (expt 2 62) 8))))
+  (check-raises "the region is required"
+                (lambda (e) (not (clgc-error? e)))
+                (lambda () (read-buffer-rect! queue buffer (make-bytevector 8))))
+  (release buffer))
+
 ;; Maps: a bytevector over the mapped region, written through, then
 ;; unmapped; from then on it is empty, and using it raises.
 (let* ((buffer (make-buffer context '(read-write) 64))

@@ -304,49 +304,27 @@ struct lclgc_rect {
 
 /* {origin=, region=, row_pitch=, slice_pitch=} of the options at idx,
  * names prefixed by prefix ("", "src_", "dst_"); checked against the
- * buffer's total bytes. */
+ * buffer's total bytes (clgc_rect_check). */
 static void
 lclgc_check_rect(lua_State *L, int idx, const char *prefix, size_t total,
                  struct lclgc_rect *r, const char *fn)
 {
     char name[32];
-    size_t end, last;
+    const char *wrong;
 
     for (int i = 0; i < 3; i++)
         r->origin[i] = 0;
     snprintf(name, sizeof(name), "%sorigin", prefix);
     (void)lclgc_opt_triple(L, idx, name, r->origin, fn);
     snprintf(name, sizeof(name), "%srow_pitch", prefix);
-    r->row = lclgc_opt_size(L, idx, name, r->region[0], fn);
+    r->row = lclgc_opt_size(L, idx, name, 0, fn);
     snprintf(name, sizeof(name), "%sslice_pitch", prefix);
     r->slice = lclgc_opt_size(L, idx, name, 0, fn);
-    if (r->row < r->region[0])
+    wrong = clgc_rect_check(r->origin, r->region, &r->row, &r->slice, total);
+    if (wrong != NULL)
         lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
-                   "%srow_pitch %I is less than the region's width %I", prefix,
-                   (lua_Integer)r->row, (lua_Integer)r->region[0]);
-    if (__builtin_mul_overflow(r->row, r->region[1], &last))
-        lclgc_error(L, "%s: the rectangle is too large", fn);
-    if (r->slice == 0)
-        r->slice = last;
-    if (r->slice < last)
-        lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
-                   "%sslice_pitch %I is less than row_pitch * height", prefix,
-                   (lua_Integer)r->slice);
-    /* One past the last byte reached: origin + region - 1 along each
-     * axis. The region's sizes are below SIZE_MAX / 4. */
-    if (r->origin[0] > SIZE_MAX / 4 || r->origin[1] > SIZE_MAX / 4 ||
-        r->origin[2] > SIZE_MAX / 4 ||
-        __builtin_mul_overflow(r->origin[2] + r->region[2] - 1, r->slice,
-                               &end) ||
-        __builtin_mul_overflow(r->origin[1] + r->region[1] - 1, r->row,
-                               &last) ||
-        __builtin_add_overflow(end, last, &end) ||
-        __builtin_add_overflow(end, r->origin[0] + r->region[0], &end) ||
-        end > total)
-        lclgc_fail(
-            L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
-            "the %srectangle reaches past the end of the buffer (%I bytes)",
-            prefix, (lua_Integer)total);
+                   "%s%s%s (%I bytes)", prefix, *prefix ? "rectangle: " : "",
+                   wrong, (lua_Integer)total);
 }
 
 /* The region of the options at idx: 1 to 3 positive sizes, required. */

@@ -54,12 +54,13 @@ void guile_clgc_signals_restore(void);
 
 const char *guile_clgc_cl_error_name(cl_int code);
 SCM guile_clgc_str_or_false(const char *s);
-void guile_clgc_raise_error(const char *name, int code, const char *who,
-                            SCM log, SCM cause, const char *message);
-void guile_clgc_raise_clgc_named(int code, const char *who, SCM cause,
-                                 const char *message);
-void guile_clgc_raise_cl(cl_int err, const char *who);
-void guile_clgc_raise_clgc(int err, const char *who);
+SCM_NORETURN void guile_clgc_raise_error(const char *name, int code,
+                                         const char *who, SCM log, SCM cause,
+                                         const char *message);
+SCM_NORETURN void guile_clgc_raise_clgc_named(int code, const char *who,
+                                              SCM cause, const char *message);
+SCM_NORETURN void guile_clgc_raise_cl(cl_int err, const char *who);
+SCM_NORETURN void guile_clgc_raise_clgc(int err, const char *who);
 
 #define CHECK_CL(err, who)                                                     \
     do {                                                                       \

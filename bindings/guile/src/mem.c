@@ -79,54 +79,43 @@ enqueue_transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
     return ev;
 }
 
-/* Blocking transfers: enqueued without blocking and waited for with the
- * interruptible wait, so the thread leaves Guile and the collector runs
- * meanwhile; the bytevector stays alive until the command completes, even
- * when an async unwinds out of the wait. */
+/* A read or write of bv: with block, waited for with the interruptible
+ * wait, so the thread leaves Guile and the collector runs meanwhile (bv is
+ * returned); else its event. Either way the bytevector stays alive until
+ * the command completes, even when an async unwinds out of the wait. */
 static SCM
 transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
-         const char *who)
+         int block, const char *who)
 {
     return guile_clgc_transfer_done(
-        enqueue_transfer(queue, buffer, bv, offset, wait, write, who), bv, 1,
-        who);
+        enqueue_transfer(queue, buffer, bv, offset, wait, write, who), bv,
+        block, who);
 }
 
 static SCM
 read_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
-    return transfer(queue, buffer, bv, offset, wait, 0, "read-buffer!");
+    return transfer(queue, buffer, bv, offset, wait, 0, 1, "read-buffer!");
 }
 
 static SCM
 write_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
-    return transfer(queue, buffer, bv, offset, wait, 1, "write-buffer!");
-}
-
-/* Non-blocking transfers: the event, and the bytevector kept alive until
- * the command completes, whatever the program drops meanwhile. */
-static SCM
-async_transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
-               const char *who)
-{
-    return guile_clgc_transfer_done(
-        enqueue_transfer(queue, buffer, bv, offset, wait, write, who), bv, 0,
-        who);
+    return transfer(queue, buffer, bv, offset, wait, 1, 1, "write-buffer!");
 }
 
 static SCM
 enqueue_read_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
-    return async_transfer(queue, buffer, bv, offset, wait, 0,
-                          "enqueue-read-buffer");
+    return transfer(queue, buffer, bv, offset, wait, 0, 0,
+                    "enqueue-read-buffer");
 }
 
 static SCM
 enqueue_write_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
-    return async_transfer(queue, buffer, bv, offset, wait, 1,
-                          "enqueue-write-buffer");
+    return transfer(queue, buffer, bv, offset, wait, 1, 0,
+                    "enqueue-write-buffer");
 }
 
 /* An optional size or offset argument: dflt when not passed. */

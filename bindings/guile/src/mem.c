@@ -463,10 +463,12 @@ enqueue_copy_buffer_rect(SCM queue, SCM src, SCM dst, SCM rest)
     return guile_clgc_wrap(K_EVENT, ev);
 }
 
-/* Mapped bytevectors: each one's buffer and mapped address, until
- * unmap! empties it. A weak-key table (Guile's lock its own): a mapping
- * dropped without unmap! leaves no entry, and stays mapped until its
- * buffer is released (OpenCL's rule). */
+/* Mapped bytevectors: each one's buffer handle and mapped address, until
+ * unmap! empties it. The mapping holds a reference of its own to the
+ * buffer, so that releasing the buffer's object (or its finalizer) while
+ * a mapping is out never frees the memory under the bytevector; unmap!
+ * drops it. A weak-key table (Guile's lock its own): a mapping dropped
+ * without unmap! leaves no entry, and keeps its buffer for good. */
 static SCM mappings;
 static pthread_once_t mappings_once = PTHREAD_ONCE_INIT;
 
@@ -527,7 +529,10 @@ map_buffer(SCM queue, SCM buffer, SCM rest)
     bv = scm_pointer_to_bytevector(scm_from_pointer(p, NULL),
                                    scm_from_size_t(len), SCM_INUM0,
                                    scm_from_utf8_symbol("vu8"));
-    scm_hashq_set_x(mappings, bv, scm_cons(buffer, scm_from_pointer(p, NULL)));
+    clgc_clRetainMemObject(m); /* cannot fail: m was just mapped */
+    scm_hashq_set_x(
+        mappings, bv,
+        scm_cons(scm_from_pointer(m, NULL), scm_from_pointer(p, NULL)));
     return bv;
 }
 
@@ -553,12 +558,14 @@ unmap_buffer(SCM queue, SCM bv, SCM wait)
         entry = scm_hashq_ref(mappings, bv, SCM_BOOL_F);
     if (scm_is_false(entry))
         scm_wrong_type_arg_msg(who, 2, bv, "bytevector map-buffer! returned");
-    m = guile_clgc_unwrap(K_MEM, scm_car(entry), 2, who);
+    m = SCM_POINTER_VALUE(scm_car(entry));
     w = guile_clgc_wait_list(wait, 3, who, &n, buf);
     err = clgc_clEnqueueUnmapMemObject(q, m, SCM_POINTER_VALUE(scm_cdr(entry)),
                                        n, (cl_event *)w, &ev);
     guile_clgc_free_array(w, buf);
     CHECK_CL(err, who);
+    /* The unmap command holds the buffer now. */
+    clgc_clReleaseMemObject(m);
     scm_hashq_remove_x(mappings, bv);
     SCM_SET_CELL_WORD_1(bv, 0);
     SCM_SET_CELL_WORD_2(bv, (scm_t_bits)nothing);

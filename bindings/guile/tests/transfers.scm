@@ -197,6 +197,14 @@
     (check "a read map of the whole buffer sees its bytes"
            (equal? (slice whole 16 8) (iota-bytevector 8 100)))
     (wait-for-events (list (unmap! queue whole))))
+  ;; A buffer released while a mapping is out: the mapping keeps it.
+  (let* ((held (make-buffer context '(read-write) (iota-bytevector 16 0)))
+         (view (map-buffer! queue held)))
+    (release held)
+    (gc)
+    (check "a mapping outlives its buffer's release"
+           (equal? view (iota-bytevector 16 0)))
+    (wait-for-events (list (unmap! queue view))))
   (check-raises "a region past the buffer: CL_INVALID_VALUE"
                 (clgc-error-named? "CL_INVALID_VALUE")
                 (lambda () (map-buffer! queue buffer #:offset 60 #:size 8)))

@@ -115,7 +115,16 @@ guile_record_free(void *record, void *data)
  * transfers, finish, flush, info queries), which also puts it back
  * wherever LLVM's handler is registered. bdwgc's restart signal always
  * gets bdwgc's handler back. A disposition unchanged since it was saved
- * costs one sigaction read, no dladdr. */
+ * costs one sigaction read, no dladdr.
+ *
+ * Those reads were most of what a launch and wait cost from Scheme beyond
+ * the same from C (two passes of 17 system calls: docs/performance.md).
+ * LLVM registers its handlers for all the signals at once, so after a
+ * launch or a wait one signal is read first, SIGTERM (one LLVM always
+ * takes, and that a program seldom changes): unchanged since it was
+ * saved, nothing was registered since the last pass, and the pass is
+ * skipped. A pass that finds LLVM's handlers makes the next few passes
+ * whole, for a registration that another thread was still making. */
 static const int guile_llvm_signals[] = {
     SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,  SIGFPE,
     SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS};
@@ -125,6 +134,10 @@ static int guile_have_saved[GUILE_NSIGNALS];
 static pthread_mutex_t guile_signal_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction guile_restart_action;
 static int guile_restart_signal;
+/* Under the lock: whole passes still due after one that found LLVM's. */
+static int guile_whole_passes;
+#define GUILE_WHOLE_PASSES 8
+static size_t guile_sentinel; /* SIGTERM's index in guile_llvm_signals */
 
 /* Whether now is the disposition saved for signal i (no dladdr needed). */
 static int
@@ -175,6 +188,13 @@ guile_clgc_signals_restore(void)
         sigaction(guile_restart_signal, NULL, &now) == 0 &&
         now.sa_handler != guile_restart_action.sa_handler)
         sigaction(guile_restart_signal, &guile_restart_action, NULL);
+    if (guile_whole_passes == 0 && sigaction(SIGTERM, NULL, &now) == 0 &&
+        guile_same_as_saved(guile_sentinel, &now)) {
+        pthread_mutex_unlock(&guile_signal_lock);
+        return;
+    }
+    if (guile_whole_passes > 0)
+        guile_whole_passes--;
     for (size_t i = 0; i < GUILE_NSIGNALS; i++) {
         int sig = guile_llvm_signals[i];
 
@@ -184,8 +204,10 @@ guile_clgc_signals_restore(void)
         if (!guile_llvm_handler(&now)) {
             guile_saved[i] = now;
             guile_have_saved[i] = 1;
-        } else if (guile_have_saved[i]) {
-            sigaction(sig, &guile_saved[i], NULL);
+        } else {
+            if (guile_have_saved[i])
+                sigaction(sig, &guile_saved[i], NULL);
+            guile_whole_passes = GUILE_WHOLE_PASSES;
         }
     }
     pthread_mutex_unlock(&guile_signal_lock);
@@ -217,6 +239,9 @@ guile_clgc_install(void)
     if (guile_restart_signal > 0 &&
         sigaction(guile_restart_signal, NULL, &guile_restart_action) != 0)
         guile_restart_signal = 0;
+    for (size_t i = 0; i < GUILE_NSIGNALS; i++)
+        if (guile_llvm_signals[i] == SIGTERM)
+            guile_sentinel = i;
     guile_clgc_signals_note();
     return clgc_runtime_install(&rt);
 }

@@ -37,16 +37,22 @@ make_buffer(SCM context, SCM flags, SCM init)
     return guile_clgc_wrap(K_MEM, m);
 }
 
-static SCM
-buffer_size(SCM buffer)
+/* The size in bytes of the memory object m. */
+static size_t
+mem_size(void *m, const char *who)
 {
     size_t size = 0;
 
-    CHECK_CL(clgc_clGetMemObjectInfo(
-                 guile_clgc_unwrap(K_MEM, buffer, 1, "buffer-size"),
-                 CL_MEM_SIZE, sizeof(size), &size, NULL),
-             "buffer-size");
-    return scm_from_size_t(size);
+    CHECK_CL(clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL),
+             who);
+    return size;
+}
+
+static SCM
+buffer_size(SCM buffer)
+{
+    return scm_from_size_t(mem_size(
+        guile_clgc_unwrap(K_MEM, buffer, 1, "buffer-size"), "buffer-size"));
 }
 /* A read or write of bv at offset of the buffer, enqueued without
  * blocking after the wait-list: its event. */
@@ -129,12 +135,11 @@ opt_size(SCM v, size_t dflt, int pos, const char *who)
 static size_t
 size_or_rest(SCM size, int pos, void *m, size_t off, const char *who)
 {
-    size_t all = 0;
+    size_t all;
 
     if (!SCM_UNBNDP(size))
         return guile_clgc_to_unsigned(size, SIZE_MAX, pos, who);
-    CHECK_CL(clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(all), &all, NULL),
-             who);
+    all = mem_size(m, who);
     return off < all ? all - off : 0;
 }
 
@@ -392,8 +397,7 @@ buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest, int write, const char *who)
         scm_from_utf8_keyword("host-slice-pitch"), &hsp,
         scm_from_utf8_keyword("wait"), &wait, SCM_UNDEFINED);
     region_arg(region, r, who);
-    rect_arg(bo, brp, bsp, r, size_or_rest(SCM_UNDEFINED, 0, m, 0, who), &b,
-             "buffer", who);
+    rect_arg(bo, brp, bsp, r, mem_size(m, who), &b, "buffer", who);
     rect_arg(ho, hrp, hsp, r, SCM_BYTEVECTOR_LENGTH(bv), &h, "host", who);
     w = guile_clgc_wait_list(wait, 0, who, &n, buf);
     if (write)
@@ -450,10 +454,8 @@ enqueue_copy_buffer_rect(SCM queue, SCM src, SCM dst, SCM rest)
                                  scm_from_utf8_keyword("wait"), &wait,
                                  SCM_UNDEFINED);
     region_arg(region, r, who);
-    rect_arg(so, srp, ssp, r, size_or_rest(SCM_UNDEFINED, 0, s, 0, who), &a,
-             "source", who);
-    rect_arg(dor, drp, dsp, r, size_or_rest(SCM_UNDEFINED, 0, d, 0, who), &b,
-             "destination", who);
+    rect_arg(so, srp, ssp, r, mem_size(s, who), &a, "source", who);
+    rect_arg(dor, drp, dsp, r, mem_size(d, who), &b, "destination", who);
     w = guile_clgc_wait_list(wait, 0, who, &n, buf);
     err = clgc_clEnqueueCopyBufferRect(q, s, d, a.origin, b.origin, r, a.row,
                                        a.slice, b.row, b.slice, n,

@@ -12,7 +12,8 @@
 #                    NVIDIA or "Portable Computing Language" (default: the
 #                    first platform found)
 #   --out DIR        where the logs go (default: $OUT if set, else ./out)
-#   --parts LIST     any of tests,bench,demo, comma-separated (default all)
+#   --parts LIST     any of tests,bench,demo, comma-separated (default
+#                    all); wait: clgc-bench wait alone (bench's first)
 #   --samples N      clgc-bench wait's and call's samples (default 21)
 #   --budget SECONDS the time all parts share (default 300, to fit one
 #                    call of a lent machine); what it leaves no time for is
@@ -46,7 +47,7 @@ budget=300
 system_loader=0
 list_only=0
 
-usage() { sed -n '8,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '8,24p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
     case "$1" in
     --platform) platform=$2; shift 2 ;;
@@ -250,10 +251,14 @@ if [[ ",$parts," == *,tests,* ]]; then
     run_test check_boehm
 fi
 
-if [[ ",$parts," == *,bench,* ]]; then
+benches=()
+[[ ",$parts," == *,bench,* || ",$parts," == *,wait,* ]] &&
+    benches+=("wait --samples $samples")
+[[ ",$parts," == *,bench,* ]] &&
+    benches+=("call --samples $samples" "call --samples $samples --threads 8")
+if ((${#benches[@]})); then
     : >"$out/bench.txt"
-    for args in "wait --samples $samples" "call --samples $samples" \
-        "call --samples $samples --threads 8"; do
+    for args in "${benches[@]}"; do
         echo "==== clgc-bench $args" >>"$out/bench.txt"
         rc=0
         # shellcheck disable=SC2086 # the words are the arguments

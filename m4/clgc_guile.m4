@@ -61,5 +61,8 @@ AS_IF([test "x$have_guile" = xyes], [
 AC_SUBST([guilemoduledir])
 AC_SUBST([guileobjectdir])
 AC_SUBST([guileextensiondir])
+# yes where those are Guile's own directories (make installcheck checks
+# that guile searches them).
+AC_SUBST([guile_site_dirs], [$with_guile_site_dirs])
 AM_CONDITIONAL([HAVE_GUILE], [test "x$have_guile" = xyes])
 ])

@@ -400,6 +400,29 @@ guile_clgc_sym_is(SCM sym, const char *name)
     return scm_is_eq(sym, scm_from_utf8_symbol(name));
 }
 
+SCM
+guile_clgc_kw(const char *name)
+{
+    return scm_from_utf8_keyword(name);
+}
+
+int
+guile_clgc_sizes(SCM v, size_t out[3], size_t fill, int pos, const char *who)
+{
+    int n = 0;
+
+    out[0] = out[1] = out[2] = fill;
+    if (scm_is_integer(v)) {
+        out[0] = guile_clgc_to_unsigned(v, SIZE_MAX, pos, who);
+        return 1;
+    }
+    if (scm_ilength(v) < 1 || scm_ilength(v) > 3)
+        scm_wrong_type_arg_msg(who, pos, v, "size or list of 1 to 3 sizes");
+    for (; !scm_is_null(v); v = scm_cdr(v))
+        out[n++] = guile_clgc_to_unsigned(scm_car(v), SIZE_MAX, pos, who);
+    return n;
+}
+
 /* A list of objects of kind k (or one object) as an array: buf when it
  * has room for them (n_buf entries), else malloc'd (release it with
  * free_array). Every element is checked before anything is allocated, so

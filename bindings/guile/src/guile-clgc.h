@@ -126,6 +126,10 @@ int64_t guile_clgc_to_signed(SCM v, int64_t min, int64_t max, int pos,
                              const char *who);
 uint64_t guile_clgc_to_unsigned(SCM v, uint64_t max, int pos, const char *who);
 int guile_clgc_sym_is(SCM sym, const char *name);
+SCM guile_clgc_kw(const char *name);
+/* A size or a list of 1 to 3 into out, the rest fill; their count. */
+int guile_clgc_sizes(SCM v, size_t out[3], size_t fill, int pos,
+                     const char *who);
 cl_mem_flags guile_clgc_mem_flags(SCM flags, int pos, const char *who);
 /* A wait list (16 entries in buf; guile_clgc_free_array after). */
 void **guile_clgc_wait_list(SCM wait, int pos, const char *who, cl_uint *n,

@@ -11,12 +11,6 @@
 
 #include "guile-clgc.h"
 
-static SCM
-kw(const char *name)
-{
-    return scm_from_utf8_keyword(name);
-}
-
 /* An enum of group by the registry's name or a short one, from a symbol
  * or a string ('rgba, "CL_FLOAT", 'clamp-to-edge: clgc_enum_find). */
 static cl_uint
@@ -62,25 +56,6 @@ format_arg(SCM format, int pos, const char *who)
     return f;
 }
 
-/* A list of 1 to 3 sizes (or one size) into out, the rest fill; their
- * count. */
-static int
-sizes_arg(SCM v, size_t out[3], size_t fill, int pos, const char *who)
-{
-    int n = 0;
-
-    out[0] = out[1] = out[2] = fill;
-    if (scm_is_integer(v)) {
-        out[0] = guile_clgc_to_unsigned(v, SIZE_MAX, pos, who);
-        return 1;
-    }
-    if (scm_ilength(v) < 1 || scm_ilength(v) > 3)
-        scm_wrong_type_arg_msg(who, pos, v, "size or list of 1 to 3 sizes");
-    for (; !scm_is_null(v); v = scm_cdr(v))
-        out[n++] = guile_clgc_to_unsigned(scm_car(v), SIZE_MAX, pos, who);
-    return n;
-}
-
 /* (make-image context format dimensions #:type #:flags): dimensions, 1
  * to 3 sizes, with an array's size last; type 1d 2d 3d 1d-array 2d-array
  * (by default by the number of dimensions). */
@@ -93,12 +68,12 @@ make_image(SCM context, SCM format, SCM dims, SCM rest)
     SCM type = SCM_UNDEFINED, flags = SCM_UNDEFINED;
     cl_image_desc desc;
     size_t d[3];
-    int n = sizes_arg(dims, d, 0, 3, who), need;
+    int n = guile_clgc_sizes(dims, d, 0, 3, who), need;
     cl_int err = CL_SUCCESS;
     cl_mem m;
 
-    scm_c_bind_keyword_arguments(who, rest, 0, kw("type"), &type, kw("flags"),
-                                 &flags, SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("type"), &type,
+                                 guile_clgc_kw("flags"), &flags, SCM_UNDEFINED);
     memset(&desc, 0, sizeof(desc));
     if (SCM_UNBNDP(type))
         desc.image_type = n == 1   ? CL_MEM_OBJECT_IMAGE1D
@@ -200,9 +175,9 @@ box_arg(const clgc_image_shape_t *shape, SCM origin, SCM region,
     if (SCM_UNBNDP(origin))
         out_origin[0] = out_origin[1] = out_origin[2] = 0;
     else
-        sizes_arg(origin, out_origin, 0, 0, who);
+        guile_clgc_sizes(origin, out_origin, 0, 0, who);
     if (!SCM_UNBNDP(region))
-        sizes_arg(region, r, 1, 0, who);
+        guile_clgc_sizes(region, r, 1, 0, who);
     wrong = clgc_image_box(shape, out_origin, SCM_UNBNDP(region) ? NULL : r,
                            box, bytes);
     if (wrong != NULL)
@@ -229,9 +204,9 @@ image_transfer(SCM queue, SCM image, SCM bv, SCM rest, int write, int block,
     cl_int err;
 
     guile_clgc_validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
-    scm_c_bind_keyword_arguments(who, rest, 0, kw("origin"), &origin,
-                                 kw("region"), &region, kw("wait"), &wait,
-                                 SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("origin"), &origin,
+                                 guile_clgc_kw("region"), &region,
+                                 guile_clgc_kw("wait"), &wait, SCM_UNDEFINED);
     shape = shape_of(m, who);
     box_arg(&shape, origin, region, o, box, &bytes, who);
     if (SCM_BYTEVECTOR_LENGTH(bv) < bytes)
@@ -299,9 +274,9 @@ enqueue_fill_image(SCM queue, SCM image, SCM colour, SCM rest)
 
     guile_clgc_validate(who, scm_ilength(colour) == 4, colour, 3,
                         "list of 4 numbers");
-    scm_c_bind_keyword_arguments(who, rest, 0, kw("origin"), &origin,
-                                 kw("region"), &region, kw("wait"), &wait,
-                                 SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("origin"), &origin,
+                                 guile_clgc_kw("region"), &region,
+                                 guile_clgc_kw("wait"), &wait, SCM_UNDEFINED);
     shape = shape_of(m, who);
     for (int i = 0; i < 4; i++, colour = scm_cdr(colour)) {
         SCM v = scm_car(colour);
@@ -350,9 +325,10 @@ enqueue_copy_image(SCM queue, SCM src, SCM dst, SCM rest)
     cl_event ev = NULL;
     cl_int err;
 
-    scm_c_bind_keyword_arguments(who, rest, 0, kw("src-origin"), &so,
-                                 kw("dst-origin"), &dor, kw("region"), &region,
-                                 kw("wait"), &wait, SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("src-origin"), &so,
+                                 guile_clgc_kw("dst-origin"), &dor,
+                                 guile_clgc_kw("region"), &region,
+                                 guile_clgc_kw("wait"), &wait, SCM_UNDEFINED);
     ss = shape_of(s, who);
     ds = shape_of(d, who);
     box_arg(&ss, so, region, o1, box, NULL, who);
@@ -376,8 +352,9 @@ make_sampler(SCM context, SCM rest)
     cl_int err = CL_SUCCESS;
     cl_sampler s;
 
-    scm_c_bind_keyword_arguments(who, rest, 0, kw("normalized?"), &norm,
-                                 kw("addressing"), &addr, kw("filter"), &filter,
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("normalized?"),
+                                 &norm, guile_clgc_kw("addressing"), &addr,
+                                 guile_clgc_kw("filter"), &filter,
                                  SCM_UNDEFINED);
     /* clCreateSampler, which every driver has (1.x ones lack the 2.0
      * call with properties). */

@@ -252,22 +252,6 @@ enqueue_barrier(SCM queue, SCM wait)
     return marker_or_barrier(queue, wait, 1, "enqueue-barrier");
 }
 
-static int
-work_sizes(SCM sizes, size_t out[3], int pos, const char *who)
-{
-    int dim = 0;
-
-    if (scm_is_integer(sizes)) {
-        out[0] = guile_clgc_to_unsigned(sizes, SIZE_MAX, pos, who);
-        return 1;
-    }
-    if (scm_ilength(sizes) < 1 || scm_ilength(sizes) > 3)
-        scm_wrong_type_arg_msg(who, pos, sizes, "size or list of 1 to 3");
-    for (SCM l = sizes; !scm_is_null(l); l = scm_cdr(l))
-        out[dim++] = guile_clgc_to_unsigned(scm_car(l), SIZE_MAX, pos, who);
-    return dim;
-}
-
 /* (enqueue-kernel queue kernel global [local] [wait-list]) -> event */
 static SCM
 enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
@@ -276,14 +260,14 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
     void *k = guile_clgc_unwrap(K_KERNEL, kernel, 2, who);
     size_t g[3], l[3];
-    int dim = work_sizes(global, g, 3, who), use_local = 0;
+    int dim = guile_clgc_sizes(global, g, 1, 3, who), use_local = 0;
     cl_uint n = 0;
     void **w, *buf[16];
     cl_event ev = NULL;
     cl_int err;
 
     if (!SCM_UNBNDP(local) && scm_is_true(local)) {
-        if (work_sizes(local, l, 4, who) != dim)
+        if (guile_clgc_sizes(local, l, 1, 4, who) != dim)
             guile_clgc_raise_error(
                 "CL_INVALID_WORK_DIMENSION", CL_INVALID_WORK_DIMENSION, who,
                 SCM_BOOL_F, SCM_BOOL_F,
@@ -337,16 +321,10 @@ rect_arg(SCM origin, SCM row, SCM slice, const size_t region[3], size_t size,
 {
     const char *wrong;
 
-    r->origin[0] = r->origin[1] = r->origin[2] = 0;
-    for (int i = 0; !SCM_UNBNDP(origin) && i < 3 && !scm_is_null(origin);
-         i++, origin = scm_cdr(origin)) {
-        guile_clgc_validate(who, scm_is_pair(origin), origin, 0,
-                            "list of 1 to 3 sizes");
-        r->origin[i] =
-            guile_clgc_to_unsigned(scm_car(origin), SIZE_MAX, 0, who);
-    }
-    if (!SCM_UNBNDP(origin) && !scm_is_null(origin))
-        scm_wrong_type_arg_msg(who, 0, origin, "list of 1 to 3 sizes");
+    if (SCM_UNBNDP(origin))
+        r->origin[0] = r->origin[1] = r->origin[2] = 0;
+    else
+        guile_clgc_sizes(origin, r->origin, 0, 0, who);
     r->row = opt_size(row, 0, 0, who);
     r->slice = opt_size(slice, 0, 0, who);
     wrong = clgc_rect_check(r->origin, region, &r->row, &r->slice, size);
@@ -364,11 +342,7 @@ region_arg(SCM region, size_t out[3], const char *who)
 {
     if (SCM_UNBNDP(region))
         scm_misc_error(who, "#:region is required", SCM_EOL);
-    out[0] = out[1] = out[2] = 1;
-    if (scm_ilength(region) < 1 || scm_ilength(region) > 3)
-        scm_wrong_type_arg_msg(who, 0, region, "list of 1 to 3 sizes");
-    for (int i = 0; !scm_is_null(region); i++, region = scm_cdr(region))
-        out[i] = guile_clgc_to_unsigned(scm_car(region), SIZE_MAX, 0, who);
+    guile_clgc_sizes(region, out, 1, 0, who);
 }
 
 static SCM
@@ -387,15 +361,14 @@ buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest, int write, const char *who)
     cl_int err;
 
     guile_clgc_validate(who, scm_is_bytevector(bv), bv, 3, "bytevector");
-    scm_c_bind_keyword_arguments(
-        who, rest, 0, scm_from_utf8_keyword("region"), &region,
-        scm_from_utf8_keyword("buffer-origin"), &bo,
-        scm_from_utf8_keyword("host-origin"), &ho,
-        scm_from_utf8_keyword("buffer-row-pitch"), &brp,
-        scm_from_utf8_keyword("buffer-slice-pitch"), &bsp,
-        scm_from_utf8_keyword("host-row-pitch"), &hrp,
-        scm_from_utf8_keyword("host-slice-pitch"), &hsp,
-        scm_from_utf8_keyword("wait"), &wait, SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("region"), &region,
+                                 guile_clgc_kw("buffer-origin"), &bo,
+                                 guile_clgc_kw("host-origin"), &ho,
+                                 guile_clgc_kw("buffer-row-pitch"), &brp,
+                                 guile_clgc_kw("buffer-slice-pitch"), &bsp,
+                                 guile_clgc_kw("host-row-pitch"), &hrp,
+                                 guile_clgc_kw("host-slice-pitch"), &hsp,
+                                 guile_clgc_kw("wait"), &wait, SCM_UNDEFINED);
     region_arg(region, r, who);
     rect_arg(bo, brp, bsp, r, mem_size(m, who), &b, "buffer", who);
     rect_arg(ho, hrp, hsp, r, SCM_BYTEVECTOR_LENGTH(bv), &h, "host", who);
@@ -444,15 +417,13 @@ enqueue_copy_buffer_rect(SCM queue, SCM src, SCM dst, SCM rest)
     cl_event ev = NULL;
     cl_int err;
 
-    scm_c_bind_keyword_arguments(who, rest, 0, scm_from_utf8_keyword("region"),
-                                 &region, scm_from_utf8_keyword("src-origin"),
-                                 &so, scm_from_utf8_keyword("dst-origin"), &dor,
-                                 scm_from_utf8_keyword("src-row-pitch"), &srp,
-                                 scm_from_utf8_keyword("src-slice-pitch"), &ssp,
-                                 scm_from_utf8_keyword("dst-row-pitch"), &drp,
-                                 scm_from_utf8_keyword("dst-slice-pitch"), &dsp,
-                                 scm_from_utf8_keyword("wait"), &wait,
-                                 SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(
+        who, rest, 0, guile_clgc_kw("region"), &region,
+        guile_clgc_kw("src-origin"), &so, guile_clgc_kw("dst-origin"), &dor,
+        guile_clgc_kw("src-row-pitch"), &srp, guile_clgc_kw("src-slice-pitch"),
+        &ssp, guile_clgc_kw("dst-row-pitch"), &drp,
+        guile_clgc_kw("dst-slice-pitch"), &dsp, guile_clgc_kw("wait"), &wait,
+        SCM_UNDEFINED);
     region_arg(region, r, who);
     rect_arg(so, srp, ssp, r, mem_size(s, who), &a, "source", who);
     rect_arg(dor, drp, dsp, r, mem_size(d, who), &b, "destination", who);
@@ -500,10 +471,10 @@ map_buffer(SCM queue, SCM buffer, SCM rest)
     cl_event ev = NULL;
     cl_int err = CL_SUCCESS;
 
-    scm_c_bind_keyword_arguments(
-        who, rest, 0, scm_from_utf8_keyword("flags"), &flags,
-        scm_from_utf8_keyword("offset"), &offset, scm_from_utf8_keyword("size"),
-        &size, scm_from_utf8_keyword("wait"), &wait, SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("flags"), &flags,
+                                 guile_clgc_kw("offset"), &offset,
+                                 scm_from_utf8_keyword("size"), &size,
+                                 guile_clgc_kw("wait"), &wait, SCM_UNDEFINED);
     if (SCM_UNBNDP(flags))
         f = CL_MAP_READ | CL_MAP_WRITE;
     else if (scm_ilength(flags) < 0)

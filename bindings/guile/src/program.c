@@ -212,12 +212,6 @@ build_program(SCM program, SCM options, SCM notify)
     return program;
 }
 
-static SCM
-kw(const char *name)
-{
-    return scm_from_utf8_keyword(name);
-}
-
 /* An options string (#f or unbound: none), malloc'd or NULL. */
 static char *
 options_arg(SCM options, int pos, const char *who)
@@ -282,8 +276,9 @@ compile_program(SCM program, SCM rest)
     long nh;
     cl_int err;
 
-    scm_c_bind_keyword_arguments(who, rest, 0, kw("options"), &options,
-                                 kw("headers"), &headers, SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("options"),
+                                 &options, guile_clgc_kw("headers"), &headers,
+                                 SCM_UNDEFINED);
     nh = scm_ilength(headers);
     if (nh < 0 || nh > 16)
         scm_wrong_type_arg_msg(who, 0, headers,
@@ -339,8 +334,8 @@ link_program(SCM context, SCM programs, SCM rest)
     cl_program p;
     SCM logs = SCM_BOOL_F;
 
-    scm_c_bind_keyword_arguments(who, rest, 0, kw("options"), &options,
-                                 SCM_UNDEFINED);
+    scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("options"),
+                                 &options, SCM_UNDEFINED);
     ps = guile_clgc_handle_array(K_PROGRAM, programs, 2, who, &n, buf, 16);
     opts = options_arg(options, 0, who);
     guile_clgc_signals_note();

@@ -1,0 +1,229 @@
+(* The OCaml side of the binding: types, optional arguments, finalisers.
+   The C stubs (clgc_ml.h) take and return handles, custom blocks; a
+   record around each is what the collector watches. *)
+
+type error = { code : int; name : string; call : string; detail : string }
+
+exception Error of error
+exception Callback_failed of exn
+
+let () =
+  Callback.register_exception "Clgc.Error"
+    (Error { code = 0; name = ""; call = ""; detail = "" });
+  Callback.register_exception "Clgc.Callback_failed" (Callback_failed Exit);
+  Printexc.register_printer (function
+    | Error { code; name; call; detail } ->
+        Some
+          (Printf.sprintf "Clgc.Error: %s failed: %s (%d)%s" call name code
+             (if detail = "" then "" else ": " ^ detail))
+    | _ -> None)
+
+type handle
+
+external install : unit -> unit = "ml_clgc_install"
+
+(* The runtime lock is systhreads': linking Thread makes sure it exists
+   before the adapter is installed. *)
+let () =
+  ignore (Thread.self ());
+  install ()
+
+(* What an object keeps alive that OpenCL does not retain: a kernel the
+   buffers set as its arguments. (A buffer's Bigarray is kept by the C
+   side until OpenCL destroys the buffer.) *)
+type keep = Nothing | Args of (int, Obj.t) Hashtbl.t
+type 'k t = { h : handle; mutable keep : keep }
+type platform = [ `Platform ] t
+type device = [ `Device ] t
+type context = [ `Context ] t
+type queue = [ `Queue ] t
+type program = [ `Program ] t
+type kernel = [ `Kernel ] t
+type mem = [ `Mem ] t
+type event = [ `Event ] t
+
+external release_handle : handle -> unit = "ml_clgc_release"
+external released_handle : handle -> bool = "ml_clgc_released"
+external kind : handle -> string = "ml_clgc_kind"
+
+let release o = release_handle o.h
+let released o = released_handle o.h
+
+let own ?(keep = Nothing) h =
+  let o = { h; keep } in
+  Gc.finalise release o;
+  o
+
+(* Platforms and devices are not counted: no finaliser. *)
+let plain h = { h; keep = Nothing }
+
+external platforms_ : unit -> handle array = "ml_clgc_platforms"
+external devices_ : handle -> int64 -> handle array = "ml_clgc_devices"
+external context_ : handle array -> handle = "ml_clgc_context"
+external queue_ : handle -> handle -> bool -> handle = "ml_clgc_queue"
+
+let platforms () = Array.map plain (platforms_ ())
+
+type device_type = [ `All | `Cpu | `Gpu | `Accelerator | `Default ]
+
+let devices ?(kind = `All) p =
+  let bits =
+    match kind with
+    | `Default -> 1L
+    | `Cpu -> 2L
+    | `Gpu -> 4L
+    | `Accelerator -> 8L
+    | `All -> 0xFFFFFFFFL
+  in
+  (* Root devices: releasing one does nothing, so they are plain too. *)
+  Array.map plain (devices_ p.h bits)
+
+let context devices = own (context_ (Array.map (fun d -> d.h) devices))
+let queue ?(profiling = false) c d = own (queue_ c.h d.h profiling)
+
+type info =
+  | String of string
+  | Strings of string list
+  | Bool of bool
+  | Int of int64
+  | Float of float
+  | Ints of int64 array
+  | Flags of string list
+  | Enum of string
+  | Enums of string list
+  | Handles of nativeint array
+  | Bytes of string
+
+external info_ : handle -> string -> string -> handle option -> info = "ml_clgc_info"
+
+let family o =
+  match kind o.h with
+  | "platform" -> "cl_platform_info"
+  | "device" -> "cl_device_info"
+  | "context" -> "cl_context_info"
+  | "command_queue" -> "cl_command_queue_info"
+  | "program" -> "cl_program_info"
+  | "kernel" -> "cl_kernel_info"
+  | "mem" -> "cl_mem_info"
+  | _ -> "cl_event_info"
+
+let info o q = info_ o.h (family o) q None
+let build_info p d q = info_ p.h "cl_program_build_info" q (Some d.h)
+
+let string_info o q =
+  match info o q with
+  | String s -> s
+  | _ -> invalid_arg ("Clgc.string_info: " ^ q ^ " is no string")
+
+let int_info o q =
+  match info o q with
+  | Int i -> Int64.to_int i
+  | Bool b -> Bool.to_int b
+  | _ -> invalid_arg ("Clgc.int_info: " ^ q ^ " is no integer")
+
+external program_ : handle -> string -> handle = "ml_clgc_program"
+external build_ : handle -> string -> unit = "ml_clgc_build"
+external build_log_ : handle -> handle -> string = "ml_clgc_build_log"
+external kernel_ : handle -> string -> handle = "ml_clgc_kernel"
+
+let program c src = own (program_ c.h src)
+let build ?(options = "") p = build_ p.h options
+let build_log p d = build_log_ p.h d.h
+let kernel p name = own ~keep:(Args (Hashtbl.create 4)) (kernel_ p.h name)
+
+type arg =
+  | Mem of mem
+  | Int32 of int32
+  | Int64 of int64
+  | Float32 of float
+  | Float64 of float
+  | Local of int
+  | Raw of bytes
+
+external set_arg_ : handle -> int -> arg -> unit = "ml_clgc_set_arg"
+
+let set_arg k i a =
+  set_arg_ k.h i a;
+  match (k.keep, a) with
+  | Args t, Mem m -> Hashtbl.replace t i (Obj.repr m)
+  | Args t, _ -> Hashtbl.remove t i
+  | _ -> ()
+let set_args k args = List.iteri (set_arg k) args
+
+type ('a, 'b) bigarray = ('a, 'b, Bigarray.c_layout) Bigarray.Array1.t
+type access = [ `Read_write | `Read_only | `Write_only ]
+
+let access_bits = function
+  | `Read_write -> 1L
+  | `Write_only -> 2L
+  | `Read_only -> 4L
+
+external buffer_ : handle -> int64 -> int -> handle = "ml_clgc_buffer"
+external buffer_of_ : handle -> int64 -> ('a, 'b) bigarray -> handle = "ml_clgc_buffer_of"
+
+let buffer ?(access = `Read_write) c size = own (buffer_ c.h (access_bits access) size)
+
+let buffer_of ?(access = `Read_write) ?(copy = false) c ba =
+  (* CL_MEM_COPY_HOST_PTR (32) or CL_MEM_USE_HOST_PTR (8) *)
+  let bits = Int64.logor (access_bits access) (if copy then 32L else 8L) in
+  own (buffer_of_ c.h bits ba)
+
+external transfer_ :
+  handle -> handle -> ('a, 'b) bigarray -> int -> bool -> bool -> handle list -> handle
+  = "ml_clgc_transfer_bc" "ml_clgc_transfer"
+
+let handles = List.map (fun e -> e.h)
+
+let write ?(blocking = true) ?(offset = 0) ?(wait = []) q m ba =
+  own (transfer_ q.h m.h ba offset blocking true (handles wait))
+
+let read ?(blocking = true) ?(offset = 0) ?(wait = []) q m ba =
+  own (transfer_ q.h m.h ba offset blocking false (handles wait))
+
+external launch_ : handle -> handle -> int array -> int array -> handle list -> handle
+  = "ml_clgc_launch"
+
+external wait_ : handle list -> unit = "ml_clgc_wait"
+external queue_call : handle -> bool -> unit = "ml_clgc_queue_call"
+external user_event_ : handle -> handle = "ml_clgc_user_event"
+external set_status_ : handle -> int -> unit = "ml_clgc_set_status"
+external status_ : handle -> int = "ml_clgc_status"
+external on_status_ : handle -> int -> (int -> unit) -> unit = "ml_clgc_on_status"
+
+let launch ?(local = [||]) ?(wait = []) q k global =
+  own (launch_ q.h k.h global local (handles wait))
+
+let wait events = wait_ (handles events)
+let flush q = queue_call q.h false
+let finish q = queue_call q.h true
+let user_event c = own (user_event_ c.h)
+let set_complete e = set_status_ e.h 0
+
+let set_failed e status =
+  if status >= 0 then invalid_arg "Clgc.set_failed: a negative status";
+  set_status_ e.h status
+
+type status = Queued | Submitted | Running | Complete | Failed of int
+
+let status_of = function
+  | 0 -> Complete
+  | 1 -> Running
+  | 2 -> Submitted
+  | 3 -> Queued
+  | s -> Failed s
+
+let status e = status_of (status_ e.h)
+
+let on_status ?(status = `Complete) e f =
+  let type_ = match status with `Complete -> 0 | `Running -> 1 | `Submitted -> 2 in
+  on_status_ e.h type_ (fun s -> f (status_of s))
+
+type profile = { queued : int64; submitted : int64; started : int64; ended : int64 }
+
+let profile e =
+  let get q =
+    match info_ e.h "cl_profiling_info" q None with
+    | Int i -> i
+    | _ -> assert false
+  in
+  { queued = get "queued"; submitted = get "submit"; started = get "start"; ended = get "end" }

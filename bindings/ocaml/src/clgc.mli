@@ -1,0 +1,177 @@
+(** OpenCL for OCaml through clgc: every call lets the runtime lock go
+    while OpenCL works, so other threads run and the collector collects
+    while a kernel runs or a program builds (docs/ocaml.md).
+
+    Linking this library installs clgc's OCaml runtime adapter when the
+    module initialises; it fails with [Failure] if another runtime was
+    installed in the process first. *)
+
+(** {1 Errors} *)
+
+type error = { code : int; name : string; call : string; detail : string }
+(** A failed OpenCL call: its code and name ([-11],
+    ["CL_BUILD_PROGRAM_FAILURE"]), the call (["clBuildProgram"]), and what
+    more is known: a build's logs, what was wrong, or [""]. *)
+
+exception Error of error
+
+exception Callback_failed of exn
+(** What an event callback raised, raised by the next [wait] or [finish]
+    (oldest first). *)
+
+(** {1 Objects} *)
+
+type 'k t
+(** An OpenCL object of kind ['k]. It is released by the collector once
+    unreachable, or at once by {!release}. *)
+
+type platform = [ `Platform ] t
+type device = [ `Device ] t
+type context = [ `Context ] t
+type queue = [ `Queue ] t
+type program = [ `Program ] t
+type kernel = [ `Kernel ] t
+type mem = [ `Mem ] t
+type event = [ `Event ] t
+
+val release : _ t -> unit
+(** Release the object now. Idempotent. Any later use raises {!Error}
+    with the kind's [CL_INVALID_*] code; a release while another thread's
+    call uses the object takes effect when that call returns. *)
+
+val released : _ t -> bool
+
+(** {1 Platforms, devices, contexts, queues} *)
+
+val platforms : unit -> platform array
+
+type device_type = [ `All | `Cpu | `Gpu | `Accelerator | `Default ]
+
+val devices : ?kind:device_type -> platform -> device array
+(** The platform's devices of that kind ([`All] by default); [[||]] when
+    it has none. *)
+
+val context : device array -> context
+val queue : ?profiling:bool -> context -> device -> queue
+(** A command queue on any OpenCL version; [profiling] enables
+    {!profile}. *)
+
+(** {1 Info} *)
+
+type info =
+  | String of string
+  | Strings of string list
+  | Bool of bool
+  | Int of int64  (** integers, sizes and addresses *)
+  | Float of float
+  | Ints of int64 array  (** arrays and property lists *)
+  | Flags of string list  (** a bitfield's flags, by their registry names *)
+  | Enum of string  (** by its registry name *)
+  | Enums of string list
+  | Handles of nativeint array  (** objects, by address *)
+  | Bytes of string  (** anything else, as the driver laid it out *)
+
+val info : _ t -> string -> info
+(** [info obj query]: the object's [clGet*Info] query by the registry's
+    name or a short one (["CL_DEVICE_NAME"], ["name"],
+    ["max-compute-units"]). [Invalid_argument] for a query the object's
+    family does not have. *)
+
+val build_info : program -> device -> string -> info
+(** [clGetProgramBuildInfo] (["build-status"], ["build-log"], ["build-options"]). *)
+
+val string_info : _ t -> string -> string
+(** {!info} of a query whose value is a string. *)
+
+val int_info : _ t -> string -> int
+(** {!info} of a query whose value is an integer. *)
+
+(** {1 Programs and kernels} *)
+
+val program : context -> string -> program
+(** A program from its source. *)
+
+val build : ?options:string -> program -> unit
+(** Build it for its context's devices; on failure {!Error} with the
+    devices' build logs in [detail]. *)
+
+val build_log : program -> device -> string
+val kernel : program -> string -> kernel
+
+type arg =
+  | Mem of mem
+  | Int32 of int32  (** [int], [uint] and their kin *)
+  | Int64 of int64  (** [long], [ulong] *)
+  | Float32 of float  (** [float] *)
+  | Float64 of float  (** [double] *)
+  | Local of int  (** [__local] memory of that many bytes *)
+  | Raw of bytes  (** any other value, laid out as the kernel expects *)
+
+val set_arg : kernel -> int -> arg -> unit
+(** The kernel keeps a buffer set as an argument alive (OpenCL does not
+    retain it). Errors are the driver's: [CL_INVALID_ARG_SIZE] for a value of the
+    wrong size, [CL_INVALID_ARG_INDEX], [CL_INVALID_MEM_OBJECT]. *)
+
+val set_args : kernel -> arg list -> unit
+(** [set_arg] of each, from index 0. *)
+
+(** {1 Buffers} *)
+
+type ('a, 'b) bigarray = ('a, 'b, Bigarray.c_layout) Bigarray.Array1.t
+
+type access = [ `Read_write | `Read_only | `Write_only ]
+
+val buffer : ?access:access -> context -> int -> mem
+(** A buffer of that many bytes. *)
+
+val buffer_of : ?access:access -> ?copy:bool -> context -> (_, _) bigarray -> mem
+(** A buffer over the Bigarray's memory, without a copy
+    ([CL_MEM_USE_HOST_PTR]; the buffer keeps the Bigarray alive), or a
+    copy of it with [~copy:true]. *)
+
+val write :
+  ?blocking:bool -> ?offset:int -> ?wait:event list -> queue -> mem -> (_, _) bigarray -> event
+(** Write the whole Bigarray into the buffer at [offset] bytes (0). Blocking
+    by default; a non-blocking transfer keeps the Bigarray alive until it
+    completes, whatever becomes of the event. *)
+
+val read :
+  ?blocking:bool -> ?offset:int -> ?wait:event list -> queue -> mem -> (_, _) bigarray -> event
+(** Read into the whole Bigarray, as {!write}. *)
+
+(** {1 Launches and events} *)
+
+val launch : ?local:int array -> ?wait:event list -> queue -> kernel -> int array -> event
+(** Enqueue the kernel over 1 to 3 global sizes (and local ones: the
+    driver's choice by default). *)
+
+val wait : event list -> unit
+(** clgc's cooperative wait: other threads run meanwhile. Raises {!Error}
+    ([CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST]) if a command failed,
+    and {!Callback_failed} for what a callback raised. *)
+
+val flush : queue -> unit
+val finish : queue -> unit
+
+val user_event : context -> event
+
+val set_complete : event -> unit
+val set_failed : event -> int -> unit
+(** Fail a user event with a negative status. *)
+
+type status = Queued | Submitted | Running | Complete | Failed of int
+
+val status : event -> status
+
+val on_status : ?status:[ `Complete | `Running | `Submitted ] -> event -> (status -> unit) -> unit
+(** Call the closure once the event reaches that status ([`Complete] by
+    default) or fails, with the status. It runs on the thread OpenCL
+    calls back on (PoCL's, registered with OCaml on its first callback),
+    holding the runtime lock; what it raises is raised by the next
+    {!wait} or {!finish} as {!Callback_failed}. *)
+
+type profile = { queued : int64; submitted : int64; started : int64; ended : int64 }
+
+val profile : event -> profile
+(** The device's clock at each step, in ns, of a command on a queue made
+    with [~profiling:true]. *)

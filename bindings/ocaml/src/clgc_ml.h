@@ -1,0 +1,99 @@
+/* The OCaml binding's C side: the runtime adapter (runtime.c), the
+ * service every stub uses (core.c: objects, errors, arguments) and the
+ * stubs by area (platform.c, mem.c, event.c).
+ *
+ * OCaml 4.13 has one runtime lock. A stub holds it; every clgc_cl* call
+ * it makes lets it go for the call (the adapter's safe region), so other
+ * threads run and collect meanwhile. Nothing a stub passes to clgc may be
+ * an OCaml value then: strings and arrays are copied to C first, and a
+ * Bigarray's data, which never moves, is kept alive by the stub's root. */
+#ifndef CLGC_ML_H
+#define CLGC_ML_H
+
+#define CAML_NAME_SPACE
+#include <caml/alloc.h>
+#include <caml/bigarray.h>
+#include <caml/callback.h>
+#include <caml/custom.h>
+#include <caml/fail.h>
+#include <caml/memory.h>
+#include <caml/mlvalues.h>
+#include <clgc.h>
+
+/* ------------------------------------------------------------------------
+ * The runtime adapter (runtime.c) */
+
+/* Marks the calling thread as one that runs OCaml (the adapter's
+ * thread_known): every stub calls it before its first clgc call. */
+extern __thread int clgc_ml_known;
+#define ML_ENTER() (clgc_ml_known = 1)
+
+/* Run fn(arg) holding the runtime lock: directly on a thread that holds
+ * it, else taking it for the call (a foreign thread that clgc attached,
+ * between callbacks). What a C function clgc calls back runs OCaml in. */
+void *clgc_ml_active(void *(*fn)(void *), void *arg);
+
+/* ------------------------------------------------------------------------
+ * Objects (core.c)
+ *
+ * An OpenCL object is a custom block holding its handle; the OCaml record
+ * around it (Clgc.t) is what Gc.finalise watches. A release while a stub
+ * of another thread uses the object (busy) is done by the last user. */
+
+enum ml_kind {
+    ML_PLATFORM,
+    ML_DEVICE,
+    ML_CONTEXT,
+    ML_QUEUE,
+    ML_PROGRAM,
+    ML_KERNEL,
+    ML_MEM,
+    ML_EVENT,
+    ML_NKINDS
+};
+
+struct ml_handle {
+    void *h;               /* NULL once released */
+    unsigned char kind;    /* enum ml_kind */
+    unsigned char release; /* released while busy: the last user does it */
+    unsigned busy;         /* stubs using h with the lock let go */
+};
+
+#define Handle_val(v) ((struct ml_handle *)Data_custom_val(v))
+
+value clgc_ml_wrap(enum ml_kind kind, void *h);
+/* The handle of v, which must be of kind (Invalid_argument if not, the
+ * object's CL_INVALID_* error if released). */
+void *clgc_ml_get(value v, enum ml_kind kind, const char *who);
+/* Around a call that lets the lock go: the object stays unreleased. */
+void clgc_ml_hold(value v);
+void clgc_ml_unhold(value v);
+/* Release a handle of kind through clgc (in a safe region). */
+void clgc_ml_release_handle(enum ml_kind kind, void *h);
+
+/* ------------------------------------------------------------------------
+ * Errors and arguments (core.c) */
+
+/* Raise Clgc.Error for a failed call; detail: a build log, what was
+ * wrong, or NULL. The _owned form frees detail (malloc'd, or NULL). */
+CAMLnoreturn_start void clgc_ml_raise(cl_int code, const char *call,
+                                      const char *detail) CAMLnoreturn_end;
+CAMLnoreturn_start void clgc_ml_raise_owned(cl_int code, const char *call,
+                                            char *detail) CAMLnoreturn_end;
+#define ML_CHECK(err, call)                                                    \
+    do {                                                                       \
+        if ((err) != CL_SUCCESS)                                               \
+            clgc_ml_raise((err), (call), NULL);                                \
+    } while (0)
+
+/* A list of events as a malloc'd array (NULL for an empty list). */
+cl_event *clgc_ml_events(value list, cl_uint *n, const char *who);
+/* An int array of 1 to 3 sizes; their count. */
+cl_uint clgc_ml_sizes(value arr, size_t out[3], const char *who);
+/* A copy of an OCaml string, malloc'd (Out_of_memory without memory). */
+char *clgc_ml_strdup(value s);
+/* Raise Clgc.Callback_failed with what a callback raised, if one did since
+ * the last check (event.c). */
+void clgc_ml_raise_pending(void);
+
+#endif /* CLGC_ML_H */

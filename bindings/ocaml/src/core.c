@@ -1,0 +1,262 @@
+/* The service every stub uses (clgc_ml.h): objects, errors, arguments. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clgc_ml.h"
+
+/* The kinds as the generated tables name them (clgc/names.h), for the
+ * invalid-object errors and the info families. */
+static const char *const ml_kind_names[ML_NKINDS] = {
+    "platform", "device", "context", "command_queue",
+    "program",  "kernel", "mem",     "event"};
+
+/* Identity: two values are equal when they hold one handle. */
+static int
+ml_compare(value a, value b)
+{
+    uintptr_t x = (uintptr_t)Handle_val(a)->h, y = (uintptr_t)Handle_val(b)->h;
+
+    return x < y ? -1 : x > y;
+}
+
+static intnat
+ml_hash(value v)
+{
+    return (intnat)((uintptr_t)Handle_val(v)->h >> 4);
+}
+
+static struct custom_operations ml_handle_ops = {"clgc.handle",
+                                                 custom_finalize_default,
+                                                 ml_compare,
+                                                 ml_hash,
+                                                 custom_serialize_default,
+                                                 custom_deserialize_default,
+                                                 custom_compare_ext_default,
+                                                 custom_fixed_length_default};
+
+value
+clgc_ml_wrap(enum ml_kind kind, void *h)
+{
+    value v = caml_alloc_custom(&ml_handle_ops, sizeof(struct ml_handle), 0, 1);
+    struct ml_handle *m = Handle_val(v);
+
+    m->h = h;
+    m->kind = (unsigned char)kind;
+    m->release = 0;
+    m->busy = 0;
+    return v;
+}
+
+void *
+clgc_ml_get(value v, enum ml_kind kind, const char *who)
+{
+    struct ml_handle *m = Handle_val(v);
+
+    if (m->kind != kind) {
+        char message[160];
+
+        snprintf(message, sizeof(message), "%s: a %s where a %s was expected",
+                 who, ml_kind_names[m->kind], ml_kind_names[kind]);
+        caml_invalid_argument(message);
+    }
+    if (m->h == NULL || m->release) {
+        const clgc_object_kind_t *k =
+            clgc_object_kind_find(ml_kind_names[kind]);
+
+        clgc_ml_raise(k != NULL ? k->invalid : CL_INVALID_VALUE, who,
+                      "the object was released");
+    }
+    return m->h;
+}
+
+void
+clgc_ml_hold(value v)
+{
+    Handle_val(v)->busy++;
+}
+
+void
+clgc_ml_unhold(value v)
+{
+    struct ml_handle *m = Handle_val(v);
+
+    if (--m->busy == 0 && m->release && m->h != NULL) {
+        void *h = m->h;
+
+        m->h = NULL;
+        clgc_ml_release_handle((enum ml_kind)m->kind, h);
+    }
+}
+
+void
+clgc_ml_release_handle(enum ml_kind kind, void *h)
+{
+    switch (kind) {
+    case ML_PLATFORM:
+        break;
+    case ML_DEVICE:
+        clgc_clReleaseDevice(h);
+        break;
+    case ML_CONTEXT:
+        clgc_clReleaseContext(h);
+        break;
+    case ML_QUEUE:
+        clgc_clReleaseCommandQueue(h);
+        break;
+    case ML_PROGRAM:
+        clgc_clReleaseProgram(h);
+        break;
+    case ML_KERNEL:
+        clgc_clReleaseKernel(h);
+        break;
+    case ML_MEM:
+        clgc_clReleaseMemObject(h);
+        break;
+    case ML_EVENT:
+        clgc_clReleaseEvent(h);
+        break;
+    case ML_NKINDS:
+        break;
+    }
+}
+
+/* Clgc.release: idempotent; the last stub using the object releases it
+ * if one is. */
+value
+ml_clgc_release(value v)
+{
+    struct ml_handle *m = Handle_val(v);
+
+    ML_ENTER();
+    if (m->h == NULL || m->release)
+        return Val_unit;
+    if (m->busy > 0) {
+        m->release = 1;
+        return Val_unit;
+    }
+    {
+        void *h = m->h;
+
+        m->h = NULL;
+        clgc_ml_release_handle((enum ml_kind)m->kind, h);
+    }
+    return Val_unit;
+}
+
+value
+ml_clgc_released(value v)
+{
+    return Val_bool(Handle_val(v)->h == NULL || Handle_val(v)->release);
+}
+
+value
+ml_clgc_kind(value v)
+{
+    return caml_copy_string(ml_kind_names[Handle_val(v)->kind]);
+}
+
+/* Raise Clgc.Error with detail, an OCaml string. */
+CAMLnoreturn_start static void ml_raise(cl_int code, const char *call,
+                                        value detail) CAMLnoreturn_end;
+
+static void
+ml_raise(cl_int code, const char *call, value detail)
+{
+    CAMLparam1(detail);
+    CAMLlocal3(name, where, error);
+    const value *exn = caml_named_value("Clgc.Error");
+    const char *n = clgc_cl_error_name(code);
+
+    if (exn == NULL)
+        caml_failwith(call);
+    name = caml_copy_string(n != NULL ? n : "?");
+    where = caml_copy_string(call);
+    /* Clgc.error: { code; name; call; detail } */
+    error = caml_alloc_tuple(4);
+    Store_field(error, 0, Val_int(code));
+    Store_field(error, 1, name);
+    Store_field(error, 2, where);
+    Store_field(error, 3, detail);
+    caml_raise_with_arg(*exn, error);
+    CAMLnoreturn;
+}
+
+void
+clgc_ml_raise(cl_int code, const char *call, const char *detail)
+{
+    ml_raise(code, call, caml_copy_string(detail != NULL ? detail : ""));
+}
+
+void
+clgc_ml_raise_owned(cl_int code, const char *call, char *detail)
+{
+    value text = caml_copy_string(detail != NULL ? detail : "");
+
+    free(detail);
+    ml_raise(code, call, text);
+}
+
+cl_event *
+clgc_ml_events(value list, cl_uint *n, const char *who)
+{
+    cl_event *a;
+    cl_uint k = 0;
+    value l;
+
+    for (l = list; l != Val_emptylist; l = Field(l, 1))
+        k++;
+    *n = k;
+    if (k == 0)
+        return NULL;
+    /* Every element first: a wrong one raises before anything is
+     * allocated. */
+    for (l = list; l != Val_emptylist; l = Field(l, 1))
+        clgc_ml_get(Field(l, 0), ML_EVENT, who);
+    a = malloc(k * sizeof(*a));
+    if (a == NULL)
+        caml_raise_out_of_memory();
+    k = 0;
+    for (l = list; l != Val_emptylist; l = Field(l, 1))
+        a[k++] = Handle_val(Field(l, 0))->h;
+    return a;
+}
+
+cl_uint
+clgc_ml_sizes(value arr, size_t out[3], const char *who)
+{
+    mlsize_t n = Wosize_val(arr);
+
+    if (n < 1 || n > 3) {
+        char message[120];
+
+        snprintf(message, sizeof(message), "%s: 1 to 3 sizes, not %lu", who,
+                 (unsigned long)n);
+        caml_invalid_argument(message);
+    }
+    for (mlsize_t i = 0; i < n; i++) {
+        intnat s = Long_val(Field(arr, i));
+
+        if (s < 0) {
+            char message[120];
+
+            snprintf(message, sizeof(message), "%s: a negative size", who);
+            caml_invalid_argument(message);
+        }
+        out[i] = (size_t)s;
+    }
+    return (cl_uint)n;
+}
+
+char *
+clgc_ml_strdup(value s)
+{
+    size_t len = caml_string_length(s);
+    char *c = malloc(len + 1);
+
+    if (c == NULL)
+        caml_raise_out_of_memory();
+    memcpy(c, String_val(s), len);
+    c[len] = '\0';
+    return c;
+}

@@ -1,0 +1,231 @@
+/* Launches, waits, user events and event callbacks (clgc_ml.h). */
+
+#include <stdlib.h>
+
+#include "clgc_ml.h"
+
+void clgc_ml_drop_kept(void); /* mem.c */
+
+/* What callbacks raised, oldest last: an OCaml list, a global root,
+ * touched only with the runtime lock held. */
+static value ml_failed = Val_emptylist;
+static int ml_failed_rooted;
+
+static void
+ml_failed_push(value exn)
+{
+    CAMLparam1(exn);
+    CAMLlocal1(cell);
+
+    if (!ml_failed_rooted) {
+        caml_register_generational_global_root(&ml_failed);
+        ml_failed_rooted = 1;
+    }
+    cell = caml_alloc_small(2, 0);
+    Field(cell, 0) = exn;
+    Field(cell, 1) = ml_failed;
+    caml_modify_generational_global_root(&ml_failed, cell);
+    CAMLreturn0;
+}
+
+void
+clgc_ml_raise_pending(void)
+{
+    CAMLparam0();
+    CAMLlocal2(l, exn);
+    const value *failed;
+
+    if (ml_failed == Val_emptylist)
+        CAMLreturn0;
+    /* The oldest, the list's last. */
+    l = ml_failed;
+    if (Field(l, 1) == Val_emptylist) {
+        exn = Field(l, 0);
+        caml_modify_generational_global_root(&ml_failed, Val_emptylist);
+    } else {
+        CAMLlocal1(prev);
+
+        while (Field(Field(l, 1), 1) != Val_emptylist)
+            l = Field(l, 1);
+        prev = l;
+        exn = Field(Field(prev, 1), 0);
+        Store_field(prev, 1, Val_emptylist);
+    }
+    failed = caml_named_value("Clgc.Callback_failed");
+    if (failed == NULL)
+        caml_raise(exn);
+    caml_raise_with_arg(*failed, exn);
+    CAMLreturn0;
+}
+
+/* launch queue kernel global local wait -> event handle; local is [||]
+ * for the driver's choice. */
+value
+ml_clgc_launch(value queue, value kernel, value global, value local, value wait)
+{
+    CAMLparam5(queue, kernel, global, local, wait);
+    void *q = clgc_ml_get(queue, ML_QUEUE, "Clgc.launch");
+    void *k = clgc_ml_get(kernel, ML_KERNEL, "Clgc.launch");
+    size_t g[3], l[3];
+    cl_uint dim = clgc_ml_sizes(global, g, "Clgc.launch"), n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    ML_ENTER();
+    if (Wosize_val(local) > 0 && clgc_ml_sizes(local, l, "Clgc.launch") != dim)
+        clgc_ml_raise(CL_INVALID_WORK_DIMENSION, "clEnqueueNDRangeKernel",
+                      "the local and global sizes differ in dimension");
+    w = clgc_ml_events(wait, &n, "Clgc.launch");
+    err = clgc_clEnqueueNDRangeKernel(
+        q, k, dim, NULL, g, Wosize_val(local) > 0 ? l : NULL, n, w, &ev);
+    free(w);
+    ML_CHECK(err, "clEnqueueNDRangeKernel");
+    CAMLreturn(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+/* wait events: clgc's cooperative wait, the lock let go throughout. */
+value
+ml_clgc_wait(value events)
+{
+    CAMLparam1(events);
+    cl_uint n;
+    cl_event *e = clgc_ml_events(events, &n, "Clgc.wait");
+    cl_int err;
+
+    ML_ENTER();
+    for (value l = events; l != Val_emptylist; l = Field(l, 1))
+        clgc_ml_hold(Field(l, 0));
+    err = n > 0 ? clgc_wait_for_events(n, e) : CL_SUCCESS;
+    free(e);
+    for (value l = events; l != Val_emptylist; l = Field(l, 1))
+        clgc_ml_unhold(Field(l, 0));
+    clgc_ml_drop_kept();
+    clgc_ml_raise_pending();
+    ML_CHECK(err, "clgc_wait_for_events");
+    CAMLreturn(Val_unit);
+}
+
+/* queue_call queue finish: clFinish (1) or clFlush (0). */
+value
+ml_clgc_queue_call(value queue, value finish)
+{
+    CAMLparam2(queue, finish);
+    void *q = clgc_ml_get(queue, ML_QUEUE, "Clgc.finish");
+    cl_int err;
+
+    ML_ENTER();
+    clgc_ml_hold(queue);
+    err = Bool_val(finish) ? clgc_clFinish(q) : clgc_clFlush(q);
+    clgc_ml_unhold(queue);
+    if (Bool_val(finish)) {
+        clgc_ml_drop_kept();
+        clgc_ml_raise_pending();
+    }
+    ML_CHECK(err, Bool_val(finish) ? "clFinish" : "clFlush");
+    CAMLreturn(Val_unit);
+}
+
+value
+ml_clgc_user_event(value context)
+{
+    CAMLparam1(context);
+    void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.user_event");
+    cl_event ev;
+    cl_int err;
+
+    ML_ENTER();
+    ev = clgc_clCreateUserEvent(c, &err);
+    ML_CHECK(err, "clCreateUserEvent");
+    CAMLreturn(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+/* set_status event status: CL_COMPLETE (0) or a negative error. */
+value
+ml_clgc_set_status(value event, value status)
+{
+    CAMLparam2(event, status);
+    void *e = clgc_ml_get(event, ML_EVENT, "Clgc.set_status");
+    cl_int err;
+
+    ML_ENTER();
+    clgc_ml_hold(event);
+    err = clgc_clSetUserEventStatus(e, (cl_int)Int_val(status));
+    clgc_ml_unhold(event);
+    ML_CHECK(err, "clSetUserEventStatus");
+    CAMLreturn(Val_unit);
+}
+
+/* status event: CL_COMPLETE (0), CL_RUNNING (1), CL_SUBMITTED (2),
+ * CL_QUEUED (3) or a negative error. */
+value
+ml_clgc_status(value event)
+{
+    CAMLparam1(event);
+    void *e = clgc_ml_get(event, ML_EVENT, "Clgc.status");
+    cl_int status = 0, err;
+
+    ML_ENTER();
+    err = clgc_clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                              sizeof(status), &status, NULL);
+    ML_CHECK(err, "clGetEventInfo");
+    CAMLreturn(Val_int(status));
+}
+
+/* An event callback: the OCaml closure, a global root until it has run. */
+struct ml_callback {
+    value closure;
+    cl_int status;
+};
+
+static void *
+ml_callback_run(void *data)
+{
+    struct ml_callback *cb = data;
+    value r = caml_callback_exn(cb->closure, Val_int(cb->status));
+
+    if (Is_exception_result(r))
+        ml_failed_push(Extract_exception(r));
+    caml_remove_generational_global_root(&cb->closure);
+    free(cb);
+    return NULL;
+}
+
+/* On the thread OpenCL calls back on (clgc runs it with the runtime
+ * active: PoCL's, attached; or one inside a wrapper): the closure runs
+ * with the runtime lock held. */
+static void CL_CALLBACK
+ml_callback(cl_event event, cl_int status, void *data)
+{
+    struct ml_callback *cb = data;
+
+    (void)event;
+    cb->status = status;
+    clgc_ml_active(ml_callback_run, cb);
+}
+
+/* on_status event type closure: type CL_COMPLETE, CL_RUNNING or
+ * CL_SUBMITTED; the closure gets the status reached, or an error. */
+value
+ml_clgc_on_status(value event, value type, value closure)
+{
+    CAMLparam3(event, type, closure);
+    void *e = clgc_ml_get(event, ML_EVENT, "Clgc.on_status");
+    struct ml_callback *cb;
+    cl_int err;
+
+    ML_ENTER();
+    cb = malloc(sizeof(*cb));
+    if (cb == NULL)
+        caml_raise_out_of_memory();
+    cb->closure = closure;
+    caml_register_generational_global_root(&cb->closure);
+    clgc_ml_hold(event);
+    err = clgc_clSetEventCallback(e, (cl_int)Int_val(type), ml_callback, cb);
+    clgc_ml_unhold(event);
+    if (err != CL_SUCCESS) {
+        caml_remove_generational_global_root(&cb->closure);
+        free(cb);
+        clgc_ml_raise(err, "clSetEventCallback", NULL);
+    }
+    CAMLreturn(Val_unit);
+}

@@ -1,0 +1,199 @@
+/* Buffers over Bigarrays and their transfers (clgc_ml.h). A Bigarray's
+ * data is outside OCaml's heap and never moves: OpenCL reads and writes
+ * it in place, with the lock let go. A buffer over a Bigarray keeps it
+ * until OpenCL destroys the buffer, a non-blocking transfer until the
+ * command completes: a global root, dropped by the next stub after the
+ * callback lists it. */
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "clgc_ml.h"
+
+/* The size in bytes of a Bigarray. */
+static size_t
+ml_ba_bytes(value ba)
+{
+    return caml_ba_byte_size(Caml_ba_array_val(ba));
+}
+
+/* buffer context flags size */
+value
+ml_clgc_buffer(value context, value flags, value size)
+{
+    CAMLparam3(context, flags, size);
+    void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.buffer");
+    cl_mem m;
+    cl_int err;
+
+    ML_ENTER();
+    if (Long_val(size) < 0)
+        caml_invalid_argument("Clgc.buffer: a negative size");
+    m = clgc_clCreateBuffer(c, (cl_mem_flags)Int64_val(flags),
+                            (size_t)Long_val(size), NULL, &err);
+    ML_CHECK(err, "clCreateBuffer");
+    CAMLreturn(clgc_ml_wrap(ML_MEM, m));
+}
+
+/* The Bigarrays of non-blocking transfers still running: each a global
+ * root in a record that the completion callback moves to the done list
+ * (any thread, no lock: a lock-free stack), which the next transfer or
+ * wait empties with the runtime lock held. */
+struct ml_keep {
+    value ba;
+    struct ml_keep *next;
+};
+static _Atomic(struct ml_keep *) ml_done;
+
+static void
+ml_keep_push(struct ml_keep *k)
+{
+    struct ml_keep *head;
+
+    head = atomic_load_explicit(&ml_done, memory_order_relaxed);
+    do
+        k->next = head;
+    while (!atomic_compare_exchange_weak_explicit(
+        &ml_done, &head, k, memory_order_release, memory_order_relaxed));
+}
+
+static void CL_CALLBACK
+ml_keep_done(cl_event event, cl_int status, void *data)
+{
+    (void)event;
+    (void)status;
+    ml_keep_push(data);
+}
+
+static void CL_CALLBACK
+ml_keep_destroyed(cl_mem mem, void *data)
+{
+    (void)mem;
+    ml_keep_push(data);
+}
+
+void
+clgc_ml_drop_kept(void)
+{
+    struct ml_keep *k =
+        atomic_exchange_explicit(&ml_done, NULL, memory_order_acquire);
+
+    while (k != NULL) {
+        struct ml_keep *next = k->next;
+
+        caml_remove_generational_global_root(&k->ba);
+        free(k);
+        k = next;
+    }
+}
+
+/* Keep ba until ev completes (or fails); 0, or an OpenCL error (nothing
+ * kept: the caller waits for ev instead). */
+static cl_int
+ml_keep_until_complete(cl_event ev, value ba)
+{
+    struct ml_keep *k = malloc(sizeof(*k));
+    cl_int err;
+
+    if (k == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    k->ba = ba;
+    caml_register_generational_global_root(&k->ba);
+    err = clgc_clSetEventCallback(ev, CL_COMPLETE, ml_keep_done, k);
+    if (err != CL_SUCCESS) {
+        caml_remove_generational_global_root(&k->ba);
+        free(k);
+    }
+    return err;
+}
+
+/* buffer_of context flags bigarray: CL_MEM_USE_HOST_PTR, the buffer's
+ * memory the Bigarray's, kept until OpenCL destroys the buffer (its
+ * destructor callback: the commands that use it retain it, so it can
+ * outlive its OCaml value); or CL_MEM_COPY_HOST_PTR, as flags say. */
+value
+ml_clgc_buffer_of(value context, value flags, value ba)
+{
+    CAMLparam3(context, flags, ba);
+    void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.buffer_of");
+    cl_mem_flags f = (cl_mem_flags)Int64_val(flags);
+    struct ml_keep *k = NULL;
+    cl_mem m;
+    cl_int err;
+
+    ML_ENTER();
+    clgc_ml_drop_kept();
+    if (f & CL_MEM_USE_HOST_PTR) {
+        k = malloc(sizeof(*k));
+        if (k == NULL)
+            caml_raise_out_of_memory();
+        k->ba = ba;
+        caml_register_generational_global_root(&k->ba);
+    }
+    m = clgc_clCreateBuffer(c, f, ml_ba_bytes(ba), Caml_ba_data_val(ba), &err);
+    if (err == CL_SUCCESS && k != NULL) {
+        err = clgc_clSetMemObjectDestructorCallback(m, ml_keep_destroyed, k);
+        if (err != CL_SUCCESS)
+            clgc_clReleaseMemObject(m);
+    }
+    if (err != CL_SUCCESS && k != NULL) {
+        caml_remove_generational_global_root(&k->ba);
+        free(k);
+    }
+    ML_CHECK(err, "clCreateBuffer");
+    CAMLreturn(clgc_ml_wrap(ML_MEM, m));
+}
+
+/* transfer queue mem ba offset blocking write wait -> event handle */
+value
+ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
+                 value write, value wait)
+{
+    CAMLparam5(queue, mem, ba, offset, blocking);
+    CAMLxparam2(write, wait);
+    const char *who = Bool_val(write) ? "Clgc.write" : "Clgc.read";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *m = clgc_ml_get(mem, ML_MEM, who);
+    cl_bool block = Bool_val(blocking) ? CL_TRUE : CL_FALSE;
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    ML_ENTER();
+    clgc_ml_drop_kept();
+    if (Long_val(offset) < 0)
+        caml_invalid_argument("Clgc.read/write: a negative offset");
+    w = clgc_ml_events(wait, &n, who);
+    clgc_ml_hold(queue);
+    clgc_ml_hold(mem);
+    if (Bool_val(write))
+        err = clgc_clEnqueueWriteBuffer(q, m, block, (size_t)Long_val(offset),
+                                        ml_ba_bytes(ba), Caml_ba_data_val(ba),
+                                        n, w, &ev);
+    else
+        err = clgc_clEnqueueReadBuffer(q, m, block, (size_t)Long_val(offset),
+                                       ml_ba_bytes(ba), Caml_ba_data_val(ba), n,
+                                       w, &ev);
+    free(w);
+    if (err == CL_SUCCESS && !block && ml_keep_until_complete(ev, ba) != 0)
+        err = clgc_wait_for_events(1, &ev); /* kept by this stub's root */
+    clgc_ml_unhold(mem);
+    clgc_ml_unhold(queue);
+    if (err != CL_SUCCESS) {
+        if (ev != NULL)
+            clgc_clReleaseEvent(ev);
+        clgc_ml_raise(err,
+                      Bool_val(write) ? "clEnqueueWriteBuffer"
+                                      : "clEnqueueReadBuffer",
+                      NULL);
+    }
+    CAMLreturn(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+value
+ml_clgc_transfer_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_transfer(argv[0], argv[1], argv[2], argv[3], argv[4],
+                            argv[5], argv[6]);
+}

@@ -1,0 +1,315 @@
+/* Platforms, devices, contexts, queues, programs, kernels and the info
+ * queries (clgc_ml.h). */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clgc_ml.h"
+
+/* An array of handles of kind from a C array. */
+static value
+ml_handles(enum ml_kind kind, void **h, cl_uint n)
+{
+    CAMLparam0();
+    CAMLlocal2(arr, v);
+
+    arr = caml_alloc_tuple(n);
+    for (cl_uint i = 0; i < n; i++) {
+        v = clgc_ml_wrap(kind, h[i]);
+        Store_field(arr, i, v);
+    }
+    CAMLreturn(arr);
+}
+
+value
+ml_clgc_platforms(value unit)
+{
+    CAMLparam1(unit);
+    CAMLlocal1(arr);
+    cl_uint n = 0;
+    cl_platform_id *p;
+    cl_int err;
+
+    ML_ENTER();
+    err = clgc_clGetPlatformIDs(0, NULL, &n);
+    if (err == CL_PLATFORM_NOT_FOUND_KHR || n == 0)
+        CAMLreturn(Atom(0));
+    ML_CHECK(err, "clGetPlatformIDs");
+    p = malloc(n * sizeof(*p));
+    if (p == NULL)
+        caml_raise_out_of_memory();
+    err = clgc_clGetPlatformIDs(n, p, &n);
+    if (err != CL_SUCCESS) {
+        free(p);
+        clgc_ml_raise(err, "clGetPlatformIDs", NULL);
+    }
+    arr = ml_handles(ML_PLATFORM, (void **)p, n);
+    free(p);
+    CAMLreturn(arr);
+}
+
+/* devices platform type_bits */
+value
+ml_clgc_devices(value platform, value type)
+{
+    CAMLparam2(platform, type);
+    CAMLlocal1(arr);
+    void *p = clgc_ml_get(platform, ML_PLATFORM, "Clgc.devices");
+    cl_device_type t = (cl_device_type)Int64_val(type);
+    cl_uint n = 0;
+    cl_device_id *d;
+    cl_int err;
+
+    ML_ENTER();
+    err = clgc_clGetDeviceIDs(p, t, 0, NULL, &n);
+    if (err == CL_DEVICE_NOT_FOUND || n == 0)
+        CAMLreturn(Atom(0));
+    ML_CHECK(err, "clGetDeviceIDs");
+    d = malloc(n * sizeof(*d));
+    if (d == NULL)
+        caml_raise_out_of_memory();
+    err = clgc_clGetDeviceIDs(p, t, n, d, &n);
+    if (err != CL_SUCCESS) {
+        free(d);
+        clgc_ml_raise(err, "clGetDeviceIDs", NULL);
+    }
+    arr = ml_handles(ML_DEVICE, (void **)d, n);
+    free(d);
+    CAMLreturn(arr);
+}
+
+/* context devices (an array of handles) */
+value
+ml_clgc_context(value devices)
+{
+    CAMLparam1(devices);
+    mlsize_t n = Wosize_val(devices);
+    cl_device_id *d;
+    cl_context c;
+    cl_int err;
+
+    ML_ENTER();
+    if (n == 0)
+        clgc_ml_raise(CL_INVALID_VALUE, "clCreateContext", "no device");
+    for (mlsize_t i = 0; i < n; i++)
+        clgc_ml_get(Field(devices, i), ML_DEVICE, "Clgc.context");
+    d = malloc(n * sizeof(*d));
+    if (d == NULL)
+        caml_raise_out_of_memory();
+    for (mlsize_t i = 0; i < n; i++)
+        d[i] = Handle_val(Field(devices, i))->h;
+    c = clgc_clCreateContext(NULL, (cl_uint)n, d, NULL, NULL, &err);
+    free(d);
+    ML_CHECK(err, "clCreateContext");
+    CAMLreturn(clgc_ml_wrap(ML_CONTEXT, c));
+}
+
+/* queue context device profiling */
+value
+ml_clgc_queue(value context, value device, value profiling)
+{
+    CAMLparam3(context, device, profiling);
+    void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.queue");
+    void *d = clgc_ml_get(device, ML_DEVICE, "Clgc.queue");
+    cl_ulong props[3] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_command_queue q;
+    cl_int err;
+
+    ML_ENTER();
+    q = clgc_create_command_queue(c, d, Bool_val(profiling) ? props : NULL,
+                                  &err);
+    ML_CHECK(err, "clCreateCommandQueueWithProperties");
+    CAMLreturn(clgc_ml_wrap(ML_QUEUE, q));
+}
+
+value
+ml_clgc_program(value context, value source)
+{
+    CAMLparam2(context, source);
+    void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.program");
+    char *src = clgc_ml_strdup(source);
+    const char *srcs[1] = {src};
+    cl_program p;
+    cl_int err;
+
+    ML_ENTER();
+    p = clgc_clCreateProgramWithSource(c, 1, srcs, NULL, &err);
+    free(src);
+    ML_CHECK(err, "clCreateProgramWithSource");
+    CAMLreturn(clgc_ml_wrap(ML_PROGRAM, p));
+}
+
+/* The build logs of every device of p that has one, one after another,
+ * malloc'd; NULL if there are none. */
+static char *
+ml_build_logs(cl_program p)
+{
+    cl_uint n = 0;
+    cl_device_id *d;
+    char *all = NULL;
+    size_t len = 0;
+
+    if (clgc_clGetProgramInfo(p, CL_PROGRAM_NUM_DEVICES, sizeof(n), &n, NULL) !=
+            CL_SUCCESS ||
+        n == 0)
+        return NULL;
+    d = malloc(n * sizeof(*d));
+    if (d == NULL)
+        return NULL;
+    if (clgc_clGetProgramInfo(p, CL_PROGRAM_DEVICES, n * sizeof(*d), d, NULL) !=
+        CL_SUCCESS)
+        n = 0;
+    for (cl_uint i = 0; i < n; i++) {
+        size_t size = 0;
+        char *grown;
+
+        if (clgc_clGetProgramBuildInfo(p, d[i], CL_PROGRAM_BUILD_LOG, 0, NULL,
+                                       &size) != CL_SUCCESS ||
+            size <= 1)
+            continue;
+        grown = realloc(all, len + size + 1);
+        if (grown == NULL)
+            break;
+        all = grown;
+        if (clgc_clGetProgramBuildInfo(p, d[i], CL_PROGRAM_BUILD_LOG, size,
+                                       all + len, NULL) != CL_SUCCESS)
+            continue;
+        len = strnlen(all + len, size) + len;
+        all[len++] = '\n';
+        all[len] = '\0';
+    }
+    free(d);
+    return all;
+}
+
+/* build program options: a failure raises Clgc.Error with the logs. */
+value
+ml_clgc_build(value program, value options)
+{
+    CAMLparam2(program, options);
+    void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.build");
+    char *opts = clgc_ml_strdup(options);
+    cl_int err;
+
+    ML_ENTER();
+    clgc_ml_hold(program);
+    err = clgc_clBuildProgram(p, 0, NULL, opts, NULL, NULL);
+    free(opts);
+    if (err != CL_SUCCESS) {
+        clgc_ml_unhold(program);
+        clgc_ml_raise_owned(err, "clBuildProgram", ml_build_logs(p));
+    }
+    clgc_ml_unhold(program);
+    CAMLreturn(Val_unit);
+}
+
+value
+ml_clgc_build_log(value program, value device)
+{
+    CAMLparam2(program, device);
+    CAMLlocal1(s);
+    void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.build_log");
+    void *d = clgc_ml_get(device, ML_DEVICE, "Clgc.build_log");
+    size_t size = 0;
+    char *log;
+    cl_int err;
+
+    ML_ENTER();
+    err =
+        clgc_clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    ML_CHECK(err, "clGetProgramBuildInfo");
+    log = malloc(size + 1);
+    if (log == NULL)
+        caml_raise_out_of_memory();
+    err =
+        clgc_clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    if (err != CL_SUCCESS) {
+        free(log);
+        clgc_ml_raise(err, "clGetProgramBuildInfo", NULL);
+    }
+    log[size] = '\0';
+    s = caml_copy_string(log);
+    free(log);
+    CAMLreturn(s);
+}
+
+value
+ml_clgc_kernel(value program, value name)
+{
+    CAMLparam2(program, name);
+    void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.kernel");
+    char *n = clgc_ml_strdup(name);
+    cl_kernel k;
+    cl_int err;
+
+    ML_ENTER();
+    k = clgc_clCreateKernel(p, n, &err);
+    free(n);
+    ML_CHECK(err, "clCreateKernel");
+    CAMLreturn(clgc_ml_wrap(ML_KERNEL, k));
+}
+
+/* set_arg kernel index arg: arg is Clgc.arg (the order of its
+ * constructors: Mem, Int32, Int64, Float32, Float64, Local, Bytes). */
+value
+ml_clgc_set_arg(value kernel, value index, value arg)
+{
+    CAMLparam3(kernel, index, arg);
+    void *k = clgc_ml_get(kernel, ML_KERNEL, "Clgc.set_arg");
+    intnat i = Long_val(index);
+    value a = Field(arg, 0);
+    union {
+        void *mem;
+        cl_int i32;
+        cl_long i64;
+        cl_float f32;
+        cl_double f64;
+    } u;
+    const void *p = &u;
+    size_t size;
+    char *bytes = NULL;
+    cl_int err;
+
+    ML_ENTER();
+    if (i < 0 || i > UINT32_MAX)
+        clgc_ml_raise(CL_INVALID_ARG_INDEX, "clSetKernelArg", NULL);
+    switch (Tag_val(arg)) {
+    case 0:
+        u.mem = clgc_ml_get(Field(a, 0), ML_MEM, "Clgc.set_arg");
+        size = sizeof(cl_mem);
+        break;
+    case 1:
+        u.i32 = Int32_val(a);
+        size = sizeof(cl_int);
+        break;
+    case 2:
+        u.i64 = Int64_val(a);
+        size = sizeof(cl_long);
+        break;
+    case 3:
+        u.f32 = (cl_float)Double_val(a);
+        size = sizeof(cl_float);
+        break;
+    case 4:
+        u.f64 = Double_val(a);
+        size = sizeof(cl_double);
+        break;
+    case 5:
+        if (Long_val(a) <= 0)
+            caml_invalid_argument("Clgc.set_arg: Local of a size > 0");
+        size = (size_t)Long_val(a);
+        p = NULL;
+        break;
+    default:
+        size = caml_string_length(a);
+        bytes = malloc(size > 0 ? size : 1);
+        if (bytes == NULL)
+            caml_raise_out_of_memory();
+        memcpy(bytes, Bytes_val(a), size);
+        p = bytes;
+    }
+    err = clgc_clSetKernelArg(k, (cl_uint)i, size, p);
+    free(bytes);
+    ML_CHECK(err, "clSetKernelArg");
+    CAMLreturn(Val_unit);
+}

@@ -1,0 +1,73 @@
+(* Event callbacks: OCaml closures on PoCL's threads, holding the runtime
+   lock; allocating, surviving compaction storms, each run exactly once;
+   what they raise reaches the next wait. *)
+
+open Check
+
+let () =
+  let _, device, context = pocl () in
+  let q = Clgc.queue context device in
+  let p = Clgc.program context "__kernel void one(__global int *a) { a[get_global_id(0)] += 1; }" in
+  Clgc.build p;
+  let k = Clgc.kernel p "one" in
+  let b = Clgc.buffer context 4096 in
+  Clgc.set_args k [ Clgc.Mem b ];
+
+  (* One callback on PoCL's thread: not the main thread, an OCaml thread
+     all the same, and it allocates. *)
+  let main = Thread.id (Thread.self ()) in
+  let seen = ref None in
+  let gate = Clgc.user_event context in
+  let ev = Clgc.launch ~wait:[ gate ] q k [| 1 |] in
+  Clgc.on_status ev (fun s ->
+      let l = List.init 1000 (fun i -> string_of_int i) in
+      seen := Some (Thread.id (Thread.self ()), s, List.length l));
+  Clgc.flush q;
+  Clgc.set_complete gate;
+  Clgc.wait [ ev ];
+  while !seen = None do Thread.yield () done;
+  (match !seen with
+  | Some (id, Clgc.Complete, 1000) -> ok (id <> main) "ran on PoCL's thread (%d)" id
+  | _ -> fail "the callback saw something else");
+  pass "a callback on PoCL's thread";
+
+  (* 10,000 callbacks, each run once, while the main thread compacts. *)
+  let total = 10_000 in
+  let runs = Array.make total 0 and done_ = ref 0 in
+  let gate = Clgc.user_event context in
+  let first = Clgc.launch ~wait:[ gate ] q k [| 1 |] in
+  let events = ref [ first ] in
+  for i = 0 to total - 1 do
+    let ev = if i = 0 then first else Clgc.launch q k [| 1 |] in
+    if i > 0 then events := ev :: !events;
+    Clgc.on_status ev (fun _ ->
+        runs.(i) <- runs.(i) + 1;
+        ignore (Sys.opaque_identity (Array.make 16 i));
+        incr done_)
+  done;
+  Clgc.flush q;
+  Clgc.set_complete gate;
+  let compactions = ref 0 in
+  while !done_ < total do
+    Gc.compact ();
+    incr compactions;
+    Thread.yield ()
+  done;
+  Clgc.wait !events;
+  Array.iteri (fun i n -> ok (n = 1) "callback %d ran %d times" i n) runs;
+  Printf.printf "%d callbacks during %d compactions\n" total !compactions;
+  pass "10,000 callbacks, once each";
+
+  (* What a callback raises reaches the next wait. *)
+  let gate = Clgc.user_event context in
+  let ev = Clgc.launch ~wait:[ gate ] q k [| 1 |] in
+  Clgc.on_status ev (fun _ -> failwith "from a callback");
+  Clgc.set_complete gate;
+  (match Clgc.wait [ ev ] with
+  | () ->
+      (* It may have run after the wait's own end: the next one raises. *)
+      (match Clgc.finish q with
+      | () -> fail "the callback's exception was lost"
+      | exception Clgc.Callback_failed (Failure m) -> ok (m = "from a callback") "message %s" m)
+  | exception Clgc.Callback_failed (Failure m) -> ok (m = "from a callback") "message %s" m);
+  pass "an exception in a callback"

@@ -1,0 +1,59 @@
+(* What the tests share: assertions that end the process at once on any
+   thread, and PoCL's CPU device. *)
+
+let failed = ref false
+
+let fail fmt =
+  Printf.ksprintf
+    (fun s ->
+      prerr_endline ("FAIL: " ^ s);
+      failed := true;
+      exit 1)
+    fmt
+
+let ok cond fmt = Printf.ksprintf (fun s -> if not cond then fail "%s" s) fmt
+
+let raises_cl name f =
+  match f () with
+  | _ -> fail "expected Clgc.Error %s, got a value" name
+  | exception Clgc.Error e ->
+      ok (e.name = name) "expected %s, got %s (%s)" name e.name e.call;
+      e
+  | exception e -> fail "expected Clgc.Error %s, got %s" name (Printexc.to_string e)
+
+(* A thread whose failure fails the test. *)
+let thread f x =
+  Thread.create
+    (fun x ->
+      try f x
+      with e -> fail "in a thread: %s" (Printexc.to_string e))
+    x
+
+let pocl () =
+  let platform =
+    match
+      List.find_opt
+        (fun p -> Clgc.string_info p "name" = "Portable Computing Language")
+        (Array.to_list (Clgc.platforms ()))
+    with
+    | Some p -> p
+    | None -> fail "no PoCL platform (OCL_ICD_VENDORS?)"
+  in
+  let device = (Clgc.devices ~kind:`Cpu platform).(0) in
+  let context = Clgc.context [| device |] in
+  (platform, device, context)
+
+let saxpy_source =
+  {|__kernel void saxpy(float a, __global const float *x, __global float *y) {
+      size_t i = get_global_id(0);
+      y[i] = a * x[i] + y[i];
+    }|}
+
+let floats n f =
+  let a = Bigarray.(Array1.create float32 c_layout n) in
+  for i = 0 to n - 1 do
+    a.{i} <- f i
+  done;
+  a
+
+let pass name = Printf.printf "PASS: %s\n%!" name

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Run one OCaml test: the executable dune built from the test's .ml
+# (under $CLGC_OCAML_BUILDDIR), with the build tree's libclgc.
+# CLGC_OCAML_WRAPPER runs it under another program (valgrind: see `run`).
+set -e
+name=$(basename "$1" .ml)
+exe="$CLGC_OCAML_BUILDDIR/tests/$name.exe"
+[ -x "$exe" ] || {
+    echo "run-ocaml.sh: no $exe (make check builds it)" >&2
+    exit 99
+}
+LD_LIBRARY_PATH="$CLGC_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+exec $CLGC_OCAML_WRAPPER "$exe"

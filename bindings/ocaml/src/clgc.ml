@@ -227,3 +227,17 @@ let profile e =
     | _ -> assert false
   in
   { queued = get "queued"; submitted = get "submit"; started = get "start"; ended = get "end" }
+
+type port
+
+external port : unit -> port = "ml_clgc_port"
+external port_fd_ : port -> int = "ml_clgc_port_fd"
+external post_ : port -> handle -> int -> unit = "ml_clgc_post"
+external drain_ : port -> (int * int) array = "ml_clgc_drain"
+external close_port : port -> unit = "ml_clgc_close_port"
+external error_name : int -> string = "ml_clgc_error_name"
+
+let port_fd p : Unix.file_descr = Obj.magic (port_fd_ p : int)
+let post p e tag = post_ p e.h tag
+let drain p = Array.map (fun (tag, s) -> (tag, status_of s)) (drain_ p)
+

@@ -175,3 +175,32 @@ type profile = { queued : int64; submitted : int64; started : int64; ended : int
 val profile : event -> profile
 (** The device's clock at each step, in ns, of a command on a queue made
     with [~profiling:true]. *)
+
+(** {1 Completion ports}
+
+    For event loops: an event posted to a port with a tag completes into
+    it, and the port's file descriptor is readable until a {!drain}
+    returns the tags of the events that completed, with their statuses.
+    {!Clgc_lwt} waits this way. *)
+
+type port
+
+val port : unit -> port
+val port_fd : port -> Unix.file_descr
+(** Watch it for reading; never read or close it. *)
+
+val post : port -> event -> int -> unit
+(** clgc holds the event until it completes: the caller may release it. *)
+
+val drain : port -> (int * status) array
+(** The tags and statuses of the events completed since the last drain,
+    in the order they completed; raises {!Callback_failed} as {!wait}
+    does. *)
+
+val close_port : port -> unit
+(** Close it (what is still undrained is dropped); [Invalid_argument]
+    while events posted to it are still to complete. Idempotent. *)
+
+val error_name : int -> string
+(** The name of an OpenCL error code (["CL_INVALID_VALUE"]), or ["?"]. *)
+

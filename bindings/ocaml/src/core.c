@@ -260,3 +260,11 @@ clgc_ml_strdup(value s)
     c[len] = '\0';
     return c;
 }
+
+value
+ml_clgc_error_name(value code)
+{
+    const char *n = clgc_cl_error_name((int32_t)Long_val(code));
+
+    return caml_copy_string(n != NULL ? n : "?");
+}

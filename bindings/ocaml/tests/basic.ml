@@ -1,6 +1,6 @@
 (* Slice 1: the core library against PoCL. *)
 
-open Check
+open Check_lib.Check
 
 let () =
   let platform, device, context = pocl () in

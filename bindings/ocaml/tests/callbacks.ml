@@ -2,7 +2,7 @@
    lock; allocating, surviving compaction storms, each run exactly once;
    what they raise reaches the next wait. *)
 
-open Check
+open Check_lib.Check
 
 let () =
   let _, device, context = pocl () in

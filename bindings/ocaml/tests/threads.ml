@@ -4,7 +4,7 @@
    the ticker opens once it has seen what the test needs, so nothing here
    counts on how long anything takes. *)
 
-open Check
+open Check_lib.Check
 
 external raw_gated_wait : Clgc.event -> Clgc.event -> int -> unit = "test_raw_gated_wait"
 

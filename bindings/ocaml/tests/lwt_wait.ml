@@ -1,0 +1,57 @@
+(* Clgc_lwt: an Lwt thread keeps ticking while another awaits a kernel.
+   The kernel is gated by a user event the ticker opens after ten ticks,
+   so the wait ends only if the ticker ran during it. *)
+
+open Check_lib.Check
+
+let () =
+  let _, device, context = pocl () in
+  let q = Clgc.queue context device in
+  let p = Clgc.program context saxpy_source in
+  Clgc.build p;
+  let k = Clgc.kernel p "saxpy" in
+  let n = 1024 in
+  let x = Clgc.buffer_of context (floats n float_of_int) in
+  let y = Clgc.buffer_of context (floats n (fun _ -> 0.)) in
+  Clgc.set_args k [ Clgc.Float32 2.; Clgc.Mem x; Clgc.Mem y ];
+
+  let gate = Clgc.user_event context in
+  let ev = Clgc.launch ~wait:[ gate ] q k [| n |] in
+  Clgc.flush q;
+  let ticks = ref 0 and resolved = ref false in
+  let rec ticker () =
+    if !resolved then Lwt.return_unit
+    else begin
+      incr ticks;
+      if !ticks = 10 then Clgc.set_complete gate;
+      Lwt.bind (Lwt_unix.sleep 0.001) ticker
+    end
+  in
+  Lwt_main.run
+    (Lwt.join
+       [ ticker (); Lwt.map (fun () -> resolved := true) (Clgc_lwt.wait ev) ]);
+  ok (!ticks >= 10) "ticks during the wait: %d" !ticks;
+  ok (Clgc.status ev = Clgc.Complete) "complete";
+  pass "Clgc_lwt.wait lets other Lwt threads run";
+
+  (* A failed command rejects its promise. *)
+  let gate = Clgc.user_event context in
+  let ev = Clgc.launch ~wait:[ gate ] q k [| n |] in
+  Clgc.set_failed gate (-7);
+  (match Lwt_main.run (Clgc_lwt.wait ev) with
+  | () -> fail "a failed command's wait was fulfilled"
+  | exception Clgc.Error e ->
+      ok (e.name = "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST") "rejected with %s" e.name);
+  pass "a failed command rejects";
+
+  (* A thousand waits at once, each resolved once. *)
+  let gate = Clgc.user_event context in
+  let first = Clgc.launch ~wait:[ gate ] q k [| n |] in
+  let events = first :: List.init 999 (fun _ -> Clgc.launch q k [| n |]) in
+  let resolved = ref 0 in
+  let waits = List.map (fun e -> Lwt.map (fun () -> incr resolved) (Clgc_lwt.wait e)) events in
+  Clgc.set_complete gate;
+  Lwt_main.run (Lwt.join waits);
+  ok (!resolved = 1000) "resolved %d of 1000" !resolved;
+  pass "1000 waits at once";
+  Clgc.finish q

@@ -108,7 +108,14 @@ ml_thread_known(void *data)
 }
 
 /* Clgc's initialisation: install the adapter, once; another runtime
- * installed first (or clgc used before) is refused loudly. */
+ * installed first (or clgc used before) is refused loudly.
+ *
+ * Every call lets the lock go, those that never block too
+ * (CLGC_RUNTIME_SKIP_NONBLOCKING is not set): a callback's OCaml code
+ * waits for the lock on PoCL's thread, and a thread that kept the lock
+ * across its calls would hold it off (callbacks.ml's queries starved 500
+ * callbacks for seconds that way), or deadlock where the driver holds a
+ * lock of its own while it calls back. */
 value
 ml_clgc_install(value unit)
 {

@@ -58,6 +58,24 @@ let () =
   Printf.printf "%d callbacks during %d compactions\n" total !compactions;
   pass "10,000 callbacks, once each";
 
+  (* Queries of the events whose callbacks are running: PoCL holds an
+     event's lock while it calls back, and the callback waits for the
+     runtime lock, so a query made with the runtime lock held would
+     deadlock. Every call lets it go. *)
+  let gate = Clgc.user_event context in
+  let first = Clgc.launch ~wait:[ gate ] q k [| 1 |] in
+  let events = Array.init 500 (fun i -> if i = 0 then first else Clgc.launch q k [| 1 |]) in
+  let fired = ref 0 in
+  Array.iter (fun ev -> Clgc.on_status ev (fun _ -> incr fired)) events;
+  Clgc.set_complete gate;
+  Clgc.flush q;
+  let queries = ref 0 in
+  while !fired < Array.length events do
+    Array.iter (fun ev -> ignore (Clgc.status ev); incr queries) events
+  done;
+  Printf.printf "%d queries while %d callbacks ran\n" !queries !fired;
+  pass "queries while callbacks run";
+
   (* What a callback raises reaches the next wait. *)
   let gate = Clgc.user_event context in
   let ev = Clgc.launch ~wait:[ gate ] q k [| 1 |] in

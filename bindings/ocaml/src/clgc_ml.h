@@ -23,10 +23,10 @@
 /* ------------------------------------------------------------------------
  * The runtime adapter (runtime.c) */
 
-/* Marks the calling thread as one that runs OCaml (the adapter's
- * thread_known): every stub calls it before its first clgc call. */
+/* The thread runs OCaml (the adapter's thread_known); a foreign thread
+ * that clgc attached (PoCL's, calling back). */
 extern __thread int clgc_ml_known;
-#define ML_ENTER() (clgc_ml_known = 1)
+int clgc_ml_foreign(void);
 
 /* Run fn(arg) holding the runtime lock: directly on a thread that holds
  * it, else taking it for the call (a foreign thread that clgc attached,
@@ -36,9 +36,14 @@ void *clgc_ml_active(void *(*fn)(void *), void *arg);
 /* ------------------------------------------------------------------------
  * Objects (core.c)
  *
- * An OpenCL object is a custom block holding its handle; the OCaml record
- * around it (Clgc.t) is what Gc.finalise watches. A release while a stub
- * of another thread uses the object (busy) is done by the last user. */
+ * An OpenCL object is a custom block pointing at its record, which holds
+ * the handle; the OCaml record around the block (Clgc.t) is what
+ * Gc.finalise watches. Every object a stub gets is held (busy) until the
+ * stub ends (ML_RETURN; or, if it raised, until the thread's next stub
+ * starts), so a release meanwhile (another thread's, or a finaliser's,
+ * while the stub's call lets the lock go) waits for it, and is done by
+ * the next stub on a thread of the program's, as is a release made on a
+ * foreign thread. */
 
 enum ml_kind {
     ML_PLATFORM,
@@ -55,20 +60,33 @@ enum ml_kind {
 struct ml_handle {
     void *h;               /* NULL once released */
     unsigned char kind;    /* enum ml_kind */
-    unsigned char release; /* released while busy: the last user does it */
-    unsigned busy;         /* stubs using h with the lock let go */
+    unsigned char release; /* released while busy: the last unhold does it */
+    unsigned char orphan;  /* its block is gone: the last unhold frees it */
+    unsigned busy;         /* stubs holding it */
 };
 
-#define Handle_val(v) ((struct ml_handle *)Data_custom_val(v))
+#define Handle_val(v) (*(struct ml_handle **)Data_custom_val(v))
+
+/* Every stub starts with it: the thread's previous stub's objects are
+ * let go, and deferred releases done (on a thread of the program's). */
+int clgc_ml_enter(void);
+#define ML_STUB const int ml_stub __attribute__((unused)) = clgc_ml_enter()
+/* A stub's normal end: its objects let go, then CAMLreturn. */
+void clgc_ml_leave(void);
+#define ML_RETURN(x)                                                           \
+    do {                                                                       \
+        value ml_result = (x);                                                 \
+        clgc_ml_leave();                                                       \
+        CAMLreturn(ml_result);                                                 \
+    } while (0)
 
 value clgc_ml_wrap(enum ml_kind kind, void *h);
 /* The handle of v, which must be of kind (Invalid_argument if not, the
- * object's CL_INVALID_* error if released). */
+ * object's CL_INVALID_* error if released); held until the thread's next
+ * stub. */
 void *clgc_ml_get(value v, enum ml_kind kind, const char *who);
-/* Around a call that lets the lock go: the object stays unreleased. */
-void clgc_ml_hold(value v);
-void clgc_ml_unhold(value v);
-/* Release a handle of kind through clgc (in a safe region). */
+/* Release a handle of kind through clgc (in a safe region), or later on
+ * a thread of the program's. */
 void clgc_ml_release_handle(enum ml_kind kind, void *h);
 
 /* ------------------------------------------------------------------------

@@ -26,8 +26,23 @@ ml_hash(value v)
     return (intnat)((uintptr_t)Handle_val(v)->h >> 4);
 }
 
+/* The record itself: a custom block only points at it, so that its
+ * address holds while the block moves (the stubs' held lists keep it).
+ * Freed with the block, unless a thread still holds it (the last unhold
+ * frees it then). */
+static void
+ml_handle_finalize(value v)
+{
+    struct ml_handle *m = Handle_val(v);
+
+    if (m->busy > 0)
+        m->orphan = 1;
+    else
+        free(m);
+}
+
 static struct custom_operations ml_handle_ops = {"clgc.handle",
-                                                 custom_finalize_default,
+                                                 ml_handle_finalize,
                                                  ml_compare,
                                                  ml_hash,
                                                  custom_serialize_default,
@@ -38,14 +53,135 @@ static struct custom_operations ml_handle_ops = {"clgc.handle",
 value
 clgc_ml_wrap(enum ml_kind kind, void *h)
 {
-    value v = caml_alloc_custom(&ml_handle_ops, sizeof(struct ml_handle), 0, 1);
-    struct ml_handle *m = Handle_val(v);
+    struct ml_handle *m = malloc(sizeof(*m));
+    value v;
 
+    if (m == NULL) {
+        clgc_ml_release_handle(kind, h);
+        caml_raise_out_of_memory();
+    }
     m->h = h;
     m->kind = (unsigned char)kind;
     m->release = 0;
+    m->orphan = 0;
     m->busy = 0;
+    v = caml_alloc_custom(&ml_handle_ops, sizeof(m), 0, 1);
+    Handle_val(v) = m;
     return v;
+}
+
+/* What this thread's stub holds: every object it got, busy until the
+ * thread's next stub starts (a stub may end by an exception, so the end
+ * is found there). A release meanwhile, by another thread's stub or a
+ * finaliser, is done by the unhold. */
+#define ML_HELD_FIXED 8
+static __thread struct ml_handle *ml_held_fixed[ML_HELD_FIXED];
+static __thread struct ml_handle **ml_held_more; /* a long wait list's */
+static __thread size_t ml_nheld, ml_capheld;
+
+static void
+ml_hold(struct ml_handle *m)
+{
+    if (ml_nheld >= ML_HELD_FIXED) {
+        size_t i = ml_nheld - ML_HELD_FIXED;
+
+        if (i == ml_capheld) {
+            size_t cap = ml_capheld ? ml_capheld * 2 : 64;
+            struct ml_handle **a = realloc(ml_held_more, cap * sizeof(*a));
+
+            if (a == NULL)
+                caml_raise_out_of_memory();
+            ml_held_more = a;
+            ml_capheld = cap;
+        }
+        ml_held_more[i] = m;
+    } else
+        ml_held_fixed[ml_nheld] = m;
+    m->busy++;
+    ml_nheld++;
+}
+
+/* Releases that must wait for a thread of the program's: made on a
+ * foreign thread (a finaliser or Clgc.release run by a callback's OCaml
+ * code on PoCL's thread, where a release can wait for work that very
+ * thread should do). Under the lock. */
+struct ml_deferred {
+    void *h;
+    enum ml_kind kind;
+    struct ml_deferred *next;
+};
+static struct ml_deferred *ml_deferred;
+int clgc_ml_untidy;
+
+/* Release m's handle now, or defer it. */
+static void
+ml_release(struct ml_handle *m)
+{
+    void *h = m->h;
+
+    m->h = NULL;
+    m->release = 0;
+    clgc_ml_release_handle((enum ml_kind)m->kind, h);
+}
+
+static void
+ml_defer(enum ml_kind kind, void *h)
+{
+    struct ml_deferred *d = malloc(sizeof(*d));
+
+    if (d == NULL) {
+        clgc_ml_release_handle(kind, h); /* now, then */
+        return;
+    }
+    d->h = h;
+    d->kind = kind;
+    d->next = ml_deferred;
+    ml_deferred = d;
+    clgc_ml_untidy = 1;
+}
+
+/* Let go of what this thread's stub held. A release that waited for it
+ * is deferred, not done: the stub's result may be a value that a call
+ * letting the lock go would leave to the collector. */
+void
+clgc_ml_leave(void)
+{
+    while (ml_nheld > 0) {
+        size_t i = --ml_nheld;
+        struct ml_handle *m = i >= ML_HELD_FIXED
+                                  ? ml_held_more[i - ML_HELD_FIXED]
+                                  : ml_held_fixed[i];
+
+        if (--m->busy > 0)
+            continue;
+        if (m->release && m->h != NULL) {
+            ml_defer((enum ml_kind)m->kind, m->h);
+            m->h = NULL;
+            m->release = 0;
+        }
+        if (m->orphan)
+            free(m);
+    }
+    /* A thread may end after any stub: nothing of its own is left. */
+    free(ml_held_more);
+    ml_held_more = NULL;
+    ml_capheld = 0;
+}
+
+int
+clgc_ml_enter(void)
+{
+    clgc_ml_known = 1;
+    clgc_ml_leave(); /* what a stub that raised still held */
+    while (clgc_ml_untidy && !clgc_ml_foreign()) {
+        struct ml_deferred *d = ml_deferred;
+
+        ml_deferred = d->next;
+        clgc_ml_untidy = ml_deferred != NULL;
+        clgc_ml_release_handle(d->kind, d->h);
+        free(d);
+    }
+    return 0;
 }
 
 void *
@@ -67,31 +203,17 @@ clgc_ml_get(value v, enum ml_kind kind, const char *who)
         clgc_ml_raise(k != NULL ? k->invalid : CL_INVALID_VALUE, who,
                       "the object was released");
     }
+    ml_hold(m);
     return m->h;
-}
-
-void
-clgc_ml_hold(value v)
-{
-    Handle_val(v)->busy++;
-}
-
-void
-clgc_ml_unhold(value v)
-{
-    struct ml_handle *m = Handle_val(v);
-
-    if (--m->busy == 0 && m->release && m->h != NULL) {
-        void *h = m->h;
-
-        m->h = NULL;
-        clgc_ml_release_handle((enum ml_kind)m->kind, h);
-    }
 }
 
 void
 clgc_ml_release_handle(enum ml_kind kind, void *h)
 {
+    if (clgc_ml_foreign()) {
+        ml_defer(kind, h);
+        return;
+    }
     switch (kind) {
     case ML_PLATFORM:
         break;
@@ -121,38 +243,34 @@ clgc_ml_release_handle(enum ml_kind kind, void *h)
     }
 }
 
-/* Clgc.release: idempotent; the last stub using the object releases it
- * if one is. */
+/* Clgc.release: idempotent; done by the unhold if a stub holds the
+ * object (this thread's last one included). */
 value
 ml_clgc_release(value v)
 {
+    ML_STUB;
     struct ml_handle *m = Handle_val(v);
 
-    ML_ENTER();
     if (m->h == NULL || m->release)
         return Val_unit;
-    if (m->busy > 0) {
+    if (m->busy > 0)
         m->release = 1;
-        return Val_unit;
-    }
-    {
-        void *h = m->h;
-
-        m->h = NULL;
-        clgc_ml_release_handle((enum ml_kind)m->kind, h);
-    }
+    else
+        ml_release(m);
     return Val_unit;
 }
 
 value
 ml_clgc_released(value v)
 {
+    ML_STUB;
     return Val_bool(Handle_val(v)->h == NULL || Handle_val(v)->release);
 }
 
 value
 ml_clgc_kind(value v)
 {
+    ML_STUB;
     return caml_copy_string(ml_kind_names[Handle_val(v)->kind]);
 }
 
@@ -264,6 +382,7 @@ clgc_ml_strdup(value s)
 value
 ml_clgc_error_name(value code)
 {
+    ML_STUB;
     const char *n = clgc_cl_error_name((int32_t)Long_val(code));
 
     return caml_copy_string(n != NULL ? n : "?");

@@ -64,6 +64,7 @@ value
 ml_clgc_launch(value queue, value kernel, value global, value local, value wait)
 {
     CAMLparam5(queue, kernel, global, local, wait);
+    ML_STUB;
     void *q = clgc_ml_get(queue, ML_QUEUE, "Clgc.launch");
     void *k = clgc_ml_get(kernel, ML_KERNEL, "Clgc.launch");
     size_t g[3], l[3];
@@ -71,7 +72,6 @@ ml_clgc_launch(value queue, value kernel, value global, value local, value wait)
     cl_event *w, ev = NULL;
     cl_int err;
 
-    ML_ENTER();
     if (Wosize_val(local) > 0 && clgc_ml_sizes(local, l, "Clgc.launch") != dim)
         clgc_ml_raise(CL_INVALID_WORK_DIMENSION, "clEnqueueNDRangeKernel",
                       "the local and global sizes differ in dimension");
@@ -80,7 +80,7 @@ ml_clgc_launch(value queue, value kernel, value global, value local, value wait)
         q, k, dim, NULL, g, Wosize_val(local) > 0 ? l : NULL, n, w, &ev);
     free(w);
     ML_CHECK(err, "clEnqueueNDRangeKernel");
-    CAMLreturn(clgc_ml_wrap(ML_EVENT, ev));
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
 }
 
 /* wait events: clgc's cooperative wait, the lock let go throughout. */
@@ -88,21 +88,17 @@ value
 ml_clgc_wait(value events)
 {
     CAMLparam1(events);
+    ML_STUB;
     cl_uint n;
     cl_event *e = clgc_ml_events(events, &n, "Clgc.wait");
     cl_int err;
 
-    ML_ENTER();
-    for (value l = events; l != Val_emptylist; l = Field(l, 1))
-        clgc_ml_hold(Field(l, 0));
     err = n > 0 ? clgc_wait_for_events(n, e) : CL_SUCCESS;
     free(e);
-    for (value l = events; l != Val_emptylist; l = Field(l, 1))
-        clgc_ml_unhold(Field(l, 0));
     clgc_ml_drop_kept();
     clgc_ml_raise_pending();
     ML_CHECK(err, "clgc_wait_for_events");
-    CAMLreturn(Val_unit);
+    ML_RETURN(Val_unit);
 }
 
 /* queue_call queue finish: clFinish (1) or clFlush (0). */
@@ -110,33 +106,30 @@ value
 ml_clgc_queue_call(value queue, value finish)
 {
     CAMLparam2(queue, finish);
+    ML_STUB;
     void *q = clgc_ml_get(queue, ML_QUEUE, "Clgc.finish");
     cl_int err;
-
-    ML_ENTER();
-    clgc_ml_hold(queue);
     err = Bool_val(finish) ? clgc_clFinish(q) : clgc_clFlush(q);
-    clgc_ml_unhold(queue);
     if (Bool_val(finish)) {
         clgc_ml_drop_kept();
         clgc_ml_raise_pending();
     }
     ML_CHECK(err, Bool_val(finish) ? "clFinish" : "clFlush");
-    CAMLreturn(Val_unit);
+    ML_RETURN(Val_unit);
 }
 
 value
 ml_clgc_user_event(value context)
 {
     CAMLparam1(context);
+    ML_STUB;
     void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.user_event");
     cl_event ev;
     cl_int err;
 
-    ML_ENTER();
     ev = clgc_clCreateUserEvent(c, &err);
     ML_CHECK(err, "clCreateUserEvent");
-    CAMLreturn(clgc_ml_wrap(ML_EVENT, ev));
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
 }
 
 /* set_status event status: CL_COMPLETE (0) or a negative error. */
@@ -144,15 +137,12 @@ value
 ml_clgc_set_status(value event, value status)
 {
     CAMLparam2(event, status);
+    ML_STUB;
     void *e = clgc_ml_get(event, ML_EVENT, "Clgc.set_status");
     cl_int err;
-
-    ML_ENTER();
-    clgc_ml_hold(event);
     err = clgc_clSetUserEventStatus(e, (cl_int)Int_val(status));
-    clgc_ml_unhold(event);
     ML_CHECK(err, "clSetUserEventStatus");
-    CAMLreturn(Val_unit);
+    ML_RETURN(Val_unit);
 }
 
 /* status event: CL_COMPLETE (0), CL_RUNNING (1), CL_SUBMITTED (2),
@@ -161,14 +151,14 @@ value
 ml_clgc_status(value event)
 {
     CAMLparam1(event);
+    ML_STUB;
     void *e = clgc_ml_get(event, ML_EVENT, "Clgc.status");
     cl_int status = 0, err;
 
-    ML_ENTER();
     err = clgc_clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS,
                               sizeof(status), &status, NULL);
     ML_CHECK(err, "clGetEventInfo");
-    CAMLreturn(Val_int(status));
+    ML_RETURN(Val_int(status));
 }
 
 /* An event callback: the OCaml closure, a global root until it has run. */
@@ -209,23 +199,21 @@ value
 ml_clgc_on_status(value event, value type, value closure)
 {
     CAMLparam3(event, type, closure);
+    ML_STUB;
     void *e = clgc_ml_get(event, ML_EVENT, "Clgc.on_status");
     struct ml_callback *cb;
     cl_int err;
 
-    ML_ENTER();
     cb = malloc(sizeof(*cb));
     if (cb == NULL)
         caml_raise_out_of_memory();
     cb->closure = closure;
     caml_register_generational_global_root(&cb->closure);
-    clgc_ml_hold(event);
     err = clgc_clSetEventCallback(e, (cl_int)Int_val(type), ml_callback, cb);
-    clgc_ml_unhold(event);
     if (err != CL_SUCCESS) {
         caml_remove_generational_global_root(&cb->closure);
         free(cb);
         clgc_ml_raise(err, "clSetEventCallback", NULL);
     }
-    CAMLreturn(Val_unit);
+    ML_RETURN(Val_unit);
 }

@@ -175,6 +175,7 @@ ml_clgc_info(value object, value family, value query, value device)
 {
     CAMLparam4(object, family, query, device);
     CAMLlocal1(r);
+    ML_STUB;
     const clgc_info_family_t *f = clgc_info_family_find(String_val(family));
     const clgc_info_t *q =
         f != NULL ? clgc_info_find(f, String_val(query)) : NULL;
@@ -184,7 +185,6 @@ ml_clgc_info(value object, value family, value query, value device)
     size_t size = 0;
     cl_int err;
 
-    ML_ENTER();
     if (q == NULL) {
         char message[200];
 
@@ -197,7 +197,6 @@ ml_clgc_info(value object, value family, value query, value device)
     if (Is_block(device))
         extra.device = clgc_ml_get(Field(device, 0), ML_DEVICE, "Clgc.info");
     clgc_ml_get(object, (enum ml_kind)h->kind, "Clgc.info");
-    clgc_ml_hold(object);
     err = clgc_info_get(f, Handle_val(object)->h, &extra, q->value, 0, NULL,
                         &size);
     buf = err == CL_SUCCESS ? malloc(size + 8) : NULL;
@@ -208,12 +207,11 @@ ml_clgc_info(value object, value family, value query, value device)
         err = clgc_info_get(f, Handle_val(object)->h, &extra, q->value, size,
                             buf, NULL);
     }
-    clgc_ml_unhold(object);
     if (err != CL_SUCCESS) {
         free(buf);
         clgc_ml_raise(err, f->command, q->name);
     }
     r = ml_info_value(q, buf, size);
     free(buf);
-    CAMLreturn(r);
+    ML_RETURN(r);
 }

@@ -22,17 +22,17 @@ value
 ml_clgc_buffer(value context, value flags, value size)
 {
     CAMLparam3(context, flags, size);
+    ML_STUB;
     void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.buffer");
     cl_mem m;
     cl_int err;
 
-    ML_ENTER();
     if (Long_val(size) < 0)
         caml_invalid_argument("Clgc.buffer: a negative size");
     m = clgc_clCreateBuffer(c, (cl_mem_flags)Int64_val(flags),
                             (size_t)Long_val(size), NULL, &err);
     ML_CHECK(err, "clCreateBuffer");
-    CAMLreturn(clgc_ml_wrap(ML_MEM, m));
+    ML_RETURN(clgc_ml_wrap(ML_MEM, m));
 }
 
 /* The Bigarrays of non-blocking transfers still running: each a global
@@ -115,13 +115,13 @@ value
 ml_clgc_buffer_of(value context, value flags, value ba)
 {
     CAMLparam3(context, flags, ba);
+    ML_STUB;
     void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.buffer_of");
     cl_mem_flags f = (cl_mem_flags)Int64_val(flags);
     struct ml_keep *k = NULL;
     cl_mem m;
     cl_int err;
 
-    ML_ENTER();
     clgc_ml_drop_kept();
     if (f & CL_MEM_USE_HOST_PTR) {
         k = malloc(sizeof(*k));
@@ -141,7 +141,7 @@ ml_clgc_buffer_of(value context, value flags, value ba)
         free(k);
     }
     ML_CHECK(err, "clCreateBuffer");
-    CAMLreturn(clgc_ml_wrap(ML_MEM, m));
+    ML_RETURN(clgc_ml_wrap(ML_MEM, m));
 }
 
 /* transfer queue mem ba offset blocking write wait -> event handle */
@@ -159,13 +159,10 @@ ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
     cl_event *w, ev = NULL;
     cl_int err;
 
-    ML_ENTER();
     clgc_ml_drop_kept();
     if (Long_val(offset) < 0)
         caml_invalid_argument("Clgc.read/write: a negative offset");
     w = clgc_ml_events(wait, &n, who);
-    clgc_ml_hold(queue);
-    clgc_ml_hold(mem);
     if (Bool_val(write))
         err = clgc_clEnqueueWriteBuffer(q, m, block, (size_t)Long_val(offset),
                                         ml_ba_bytes(ba), Caml_ba_data_val(ba),
@@ -177,8 +174,6 @@ ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
     free(w);
     if (err == CL_SUCCESS && !block && ml_keep_until_complete(ev, ba) != 0)
         err = clgc_wait_for_events(1, &ev); /* kept by this stub's root */
-    clgc_ml_unhold(mem);
-    clgc_ml_unhold(queue);
     if (err != CL_SUCCESS) {
         if (ev != NULL)
             clgc_clReleaseEvent(ev);
@@ -187,12 +182,13 @@ ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
                                       : "clEnqueueReadBuffer",
                       NULL);
     }
-    CAMLreturn(clgc_ml_wrap(ML_EVENT, ev));
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
 }
 
 value
 ml_clgc_transfer_bc(value *argv, int argn)
 {
+    ML_STUB;
     (void)argn;
     return ml_clgc_transfer(argv[0], argv[1], argv[2], argv[3], argv[4],
                             argv[5], argv[6]);

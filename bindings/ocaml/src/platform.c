@@ -26,14 +26,14 @@ ml_clgc_platforms(value unit)
 {
     CAMLparam1(unit);
     CAMLlocal1(arr);
+    ML_STUB;
     cl_uint n = 0;
     cl_platform_id *p;
     cl_int err;
 
-    ML_ENTER();
     err = clgc_clGetPlatformIDs(0, NULL, &n);
     if (err == CL_PLATFORM_NOT_FOUND_KHR || n == 0)
-        CAMLreturn(Atom(0));
+        ML_RETURN(Atom(0));
     ML_CHECK(err, "clGetPlatformIDs");
     p = malloc(n * sizeof(*p));
     if (p == NULL)
@@ -45,7 +45,7 @@ ml_clgc_platforms(value unit)
     }
     arr = ml_handles(ML_PLATFORM, (void **)p, n);
     free(p);
-    CAMLreturn(arr);
+    ML_RETURN(arr);
 }
 
 /* devices platform type_bits */
@@ -54,16 +54,16 @@ ml_clgc_devices(value platform, value type)
 {
     CAMLparam2(platform, type);
     CAMLlocal1(arr);
+    ML_STUB;
     void *p = clgc_ml_get(platform, ML_PLATFORM, "Clgc.devices");
     cl_device_type t = (cl_device_type)Int64_val(type);
     cl_uint n = 0;
     cl_device_id *d;
     cl_int err;
 
-    ML_ENTER();
     err = clgc_clGetDeviceIDs(p, t, 0, NULL, &n);
     if (err == CL_DEVICE_NOT_FOUND || n == 0)
-        CAMLreturn(Atom(0));
+        ML_RETURN(Atom(0));
     ML_CHECK(err, "clGetDeviceIDs");
     d = malloc(n * sizeof(*d));
     if (d == NULL)
@@ -75,7 +75,7 @@ ml_clgc_devices(value platform, value type)
     }
     arr = ml_handles(ML_DEVICE, (void **)d, n);
     free(d);
-    CAMLreturn(arr);
+    ML_RETURN(arr);
 }
 
 /* context devices (an array of handles) */
@@ -83,12 +83,12 @@ value
 ml_clgc_context(value devices)
 {
     CAMLparam1(devices);
+    ML_STUB;
     mlsize_t n = Wosize_val(devices);
     cl_device_id *d;
     cl_context c;
     cl_int err;
 
-    ML_ENTER();
     if (n == 0)
         clgc_ml_raise(CL_INVALID_VALUE, "clCreateContext", "no device");
     for (mlsize_t i = 0; i < n; i++)
@@ -101,7 +101,7 @@ ml_clgc_context(value devices)
     c = clgc_clCreateContext(NULL, (cl_uint)n, d, NULL, NULL, &err);
     free(d);
     ML_CHECK(err, "clCreateContext");
-    CAMLreturn(clgc_ml_wrap(ML_CONTEXT, c));
+    ML_RETURN(clgc_ml_wrap(ML_CONTEXT, c));
 }
 
 /* queue context device profiling */
@@ -109,34 +109,34 @@ value
 ml_clgc_queue(value context, value device, value profiling)
 {
     CAMLparam3(context, device, profiling);
+    ML_STUB;
     void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.queue");
     void *d = clgc_ml_get(device, ML_DEVICE, "Clgc.queue");
     cl_ulong props[3] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     cl_command_queue q;
     cl_int err;
 
-    ML_ENTER();
     q = clgc_create_command_queue(c, d, Bool_val(profiling) ? props : NULL,
                                   &err);
     ML_CHECK(err, "clCreateCommandQueueWithProperties");
-    CAMLreturn(clgc_ml_wrap(ML_QUEUE, q));
+    ML_RETURN(clgc_ml_wrap(ML_QUEUE, q));
 }
 
 value
 ml_clgc_program(value context, value source)
 {
     CAMLparam2(context, source);
+    ML_STUB;
     void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.program");
     char *src = clgc_ml_strdup(source);
     const char *srcs[1] = {src};
     cl_program p;
     cl_int err;
 
-    ML_ENTER();
     p = clgc_clCreateProgramWithSource(c, 1, srcs, NULL, &err);
     free(src);
     ML_CHECK(err, "clCreateProgramWithSource");
-    CAMLreturn(clgc_ml_wrap(ML_PROGRAM, p));
+    ML_RETURN(clgc_ml_wrap(ML_PROGRAM, p));
 }
 
 /* The build logs of every device of p that has one, one after another,
@@ -187,20 +187,16 @@ value
 ml_clgc_build(value program, value options)
 {
     CAMLparam2(program, options);
+    ML_STUB;
     void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.build");
     char *opts = clgc_ml_strdup(options);
     cl_int err;
-
-    ML_ENTER();
-    clgc_ml_hold(program);
     err = clgc_clBuildProgram(p, 0, NULL, opts, NULL, NULL);
     free(opts);
     if (err != CL_SUCCESS) {
-        clgc_ml_unhold(program);
         clgc_ml_raise_owned(err, "clBuildProgram", ml_build_logs(p));
     }
-    clgc_ml_unhold(program);
-    CAMLreturn(Val_unit);
+    ML_RETURN(Val_unit);
 }
 
 value
@@ -208,13 +204,13 @@ ml_clgc_build_log(value program, value device)
 {
     CAMLparam2(program, device);
     CAMLlocal1(s);
+    ML_STUB;
     void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.build_log");
     void *d = clgc_ml_get(device, ML_DEVICE, "Clgc.build_log");
     size_t size = 0;
     char *log;
     cl_int err;
 
-    ML_ENTER();
     err =
         clgc_clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
     ML_CHECK(err, "clGetProgramBuildInfo");
@@ -230,23 +226,23 @@ ml_clgc_build_log(value program, value device)
     log[size] = '\0';
     s = caml_copy_string(log);
     free(log);
-    CAMLreturn(s);
+    ML_RETURN(s);
 }
 
 value
 ml_clgc_kernel(value program, value name)
 {
     CAMLparam2(program, name);
+    ML_STUB;
     void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.kernel");
     char *n = clgc_ml_strdup(name);
     cl_kernel k;
     cl_int err;
 
-    ML_ENTER();
     k = clgc_clCreateKernel(p, n, &err);
     free(n);
     ML_CHECK(err, "clCreateKernel");
-    CAMLreturn(clgc_ml_wrap(ML_KERNEL, k));
+    ML_RETURN(clgc_ml_wrap(ML_KERNEL, k));
 }
 
 /* set_arg kernel index arg: arg is Clgc.arg (the order of its
@@ -255,6 +251,7 @@ value
 ml_clgc_set_arg(value kernel, value index, value arg)
 {
     CAMLparam3(kernel, index, arg);
+    ML_STUB;
     void *k = clgc_ml_get(kernel, ML_KERNEL, "Clgc.set_arg");
     intnat i = Long_val(index);
     value a = Field(arg, 0);
@@ -270,7 +267,6 @@ ml_clgc_set_arg(value kernel, value index, value arg)
     char *bytes = NULL;
     cl_int err;
 
-    ML_ENTER();
     if (i < 0 || i > UINT32_MAX)
         clgc_ml_raise(CL_INVALID_ARG_INDEX, "clSetKernelArg", NULL);
     switch (Tag_val(arg)) {
@@ -311,5 +307,5 @@ ml_clgc_set_arg(value kernel, value index, value arg)
     err = clgc_clSetKernelArg(k, (cl_uint)i, size, p);
     free(bytes);
     ML_CHECK(err, "clSetKernelArg");
-    CAMLreturn(Val_unit);
+    ML_RETURN(Val_unit);
 }

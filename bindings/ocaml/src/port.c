@@ -66,9 +66,9 @@ ml_clgc_port(value unit)
 {
     CAMLparam1(unit);
     CAMLlocal1(v);
+    ML_STUB;
     struct ml_port *p = calloc(1, sizeof(*p));
 
-    ML_ENTER();
     if (p == NULL || clgc_queue_create(&p->q) != CLGC_OK) {
         free(p);
         caml_failwith("Clgc.port: no completion queue (out of memory or "
@@ -76,12 +76,13 @@ ml_clgc_port(value unit)
     }
     v = caml_alloc_custom(&ml_port_ops, sizeof(p), 0, 1);
     Port_val(v) = p;
-    CAMLreturn(v);
+    ML_RETURN(v);
 }
 
 value
 ml_clgc_port_fd(value port)
 {
+    ML_STUB;
     return Val_int(clgc_queue_fd(ml_port_get(port)->q));
 }
 
@@ -113,14 +114,14 @@ value
 ml_clgc_post(value port, value event, value tag)
 {
     CAMLparam3(port, event, tag);
+    ML_STUB;
     struct ml_port *p = ml_port_get(port);
     void *e = clgc_ml_get(event, ML_EVENT, "Clgc.post");
     cl_int err;
 
-    ML_ENTER();
     err = clgc_event_post(e, p->q, ml_port_done, (void *)Long_val(tag));
     ML_CHECK(err, "clgc_event_post");
-    CAMLreturn(Val_unit);
+    ML_RETURN(Val_unit);
 }
 
 /* drain port -> (tag, status) array, in the order they completed */
@@ -129,10 +130,10 @@ ml_clgc_drain(value port)
 {
     CAMLparam1(port);
     CAMLlocal2(arr, pair);
+    ML_STUB;
     struct ml_port *p = ml_port_get(port);
     int rc;
 
-    ML_ENTER();
     p->n = 0;
     ml_draining = p;
     rc = clgc_queue_drain(p->q, 0);
@@ -151,17 +152,17 @@ ml_clgc_drain(value port)
         Store_field(arr, i, pair);
     }
     clgc_ml_raise_pending();
-    CAMLreturn(arr);
+    ML_RETURN(arr);
 }
 
 /* close_port port: Invalid_argument while completions are still to come. */
 value
 ml_clgc_close_port(value port)
 {
+    ML_STUB;
     struct ml_port *p = Port_val(port);
     int rc;
 
-    ML_ENTER();
     if (p == NULL || p->q == NULL)
         return Val_unit;
     ml_draining = p;

@@ -31,6 +31,12 @@ static __thread int ml_released;
  * calls back on PoCL's threads is C that needs none). */
 static __thread int ml_foreign, ml_registered;
 
+int
+clgc_ml_foreign(void)
+{
+    return ml_foreign;
+}
+
 void *
 clgc_ml_active(void *(*fn)(void *), void *arg)
 {
@@ -119,6 +125,7 @@ ml_thread_known(void *data)
 value
 ml_clgc_install(value unit)
 {
+    ML_STUB;
     static const clgc_runtime_t rt = {
         .version = CLGC_RUNTIME_VERSION,
         .name = "ocaml",
@@ -131,7 +138,6 @@ ml_clgc_install(value unit)
     int rc;
 
     (void)unit;
-    ML_ENTER();
     rc = clgc_runtime_install(&rt);
     if (rc == CLGC_EALREADY || rc == CLGC_EINUSE) {
         const clgc_runtime_t *now = clgc_runtime_current();

@@ -1,0 +1,145 @@
+(* What a careless or hostile program does: each ends in an OCaml
+   exception or a right answer, never a crash. *)
+
+open Check_lib.Check
+
+let invalid what f =
+  match f () with
+  | _ -> fail "%s: no Invalid_argument" what
+  | exception Invalid_argument _ -> ()
+
+let cl_error what f =
+  match f () with
+  | _ -> fail "%s: no Clgc.Error" what
+  | exception Clgc.Error _ -> ()
+
+let () =
+  let _, device, context = pocl () in
+  let q = Clgc.queue context device in
+  let p = Clgc.program context saxpy_source in
+  Clgc.build p;
+  let k = Clgc.kernel p "saxpy" in
+  let n = 256 in
+  let bx = Clgc.buffer_of context (floats n float_of_int) in
+  let by = Clgc.buffer context (4 * n) in
+  Clgc.set_args k [ Clgc.Float32 2.; Clgc.Mem bx; Clgc.Mem by ];
+
+  (* Sizes. *)
+  invalid "negative global size" (fun () -> Clgc.launch q k [| -1 |]);
+  invalid "four dimensions" (fun () -> Clgc.launch q k [| 1; 1; 1; 1 |]);
+  invalid "negative buffer" (fun () -> Clgc.buffer context (-1));
+  invalid "negative offset" (fun () -> Clgc.read ~offset:(-4) q by (floats 4 float_of_int));
+  invalid "no local memory" (fun () -> Clgc.set_arg k 1 (Clgc.Local 0));
+  ignore (raises_cl "CL_INVALID_BUFFER_SIZE" (fun () -> Clgc.buffer context 0));
+  cl_error "a buffer of max_int bytes" (fun () -> Clgc.buffer context max_int);
+  ignore
+    (raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.read q by (floats (n + 1) float_of_int)));
+  ignore
+    (raises_cl "CL_INVALID_VALUE" (fun () ->
+         Clgc.write ~offset:(4 * n) q by (floats 1 float_of_int)));
+  ignore (raises_cl "CL_INVALID_ARG_SIZE" (fun () -> Clgc.set_arg k 1 (Clgc.Raw (Bytes.create 3))));
+  pass "sizes and kinds";
+
+  (* Released objects, twice, and in every use. *)
+  let e = Clgc.user_event context in
+  Clgc.release e;
+  Clgc.release e;
+  ignore (raises_cl "CL_INVALID_EVENT" (fun () -> Clgc.wait [ e ]));
+  ignore (raises_cl "CL_INVALID_EVENT" (fun () -> Clgc.set_complete e));
+  ignore (raises_cl "CL_INVALID_EVENT" (fun () -> Clgc.launch ~wait:[ e ] q k [| n |]));
+  ignore (raises_cl "CL_INVALID_EVENT" (fun () -> Clgc.info e "command-type"));
+  let q2 = Clgc.queue context device in
+  Clgc.release q2;
+  ignore (raises_cl "CL_INVALID_COMMAND_QUEUE" (fun () -> Clgc.finish q2));
+  pass "released objects";
+
+  (* Released while another thread's call uses it: raced 20 times. The
+     waiter's wait either ends right (the release waited for it) or, if
+     the release came first, raises CL_INVALID_EVENT; never a crash. *)
+  let inside = ref 0 and before = ref 0 in
+  for _ = 1 to 20 do
+    let gate = Clgc.user_event context in
+    let ev = Clgc.launch ~wait:[ gate ] q k [| n |] in
+    Clgc.flush q;
+    let started = ref false in
+    let waiter =
+      thread
+        (fun () ->
+          started := true;
+          match Clgc.wait [ ev ] with
+          | () -> incr inside
+          | exception Clgc.Error { name = "CL_INVALID_EVENT"; _ } -> incr before)
+        ()
+    in
+    while not !started do Thread.delay 0.001 done;
+    Thread.delay 0.001;
+    Clgc.release ev;
+    ok (Clgc.released ev) "released, as far as OCaml sees";
+    Clgc.set_complete gate;
+    Thread.join waiter;
+    ignore (raises_cl "CL_INVALID_EVENT" (fun () -> Clgc.status ev))
+  done;
+  Clgc.finish q;
+  ok (!inside + !before = 20) "every waiter ended";
+  Printf.printf "waits the release waited for: %d of 20\n" !inside;
+  pass "release while another thread waits";
+
+  (* Callbacks that release their own event and run the collector on
+     PoCL's thread: the releases wait for a thread of the program's. *)
+  let gate = Clgc.user_event context in
+  let count = 200 in
+  let fired = ref 0 in
+  let first = Clgc.launch ~wait:[ gate ] q k [| n |] in
+  for i = 0 to count - 1 do
+    let ev = if i = 0 then first else Clgc.launch q k [| n |] in
+    Clgc.on_status ev (fun _ ->
+        Clgc.release ev;
+        if i mod 50 = 0 then Gc.full_major ();
+        incr fired)
+  done;
+  Clgc.set_complete gate;
+  Clgc.finish q;
+  while !fired < count do Thread.delay 0.001 done;
+  Gc.full_major ();
+  ignore (Clgc.status (Clgc.user_event context));
+  pass "callbacks release their events";
+
+  (* A thread that registered a callback exits before it runs. *)
+  let gate = Clgc.user_event context in
+  let ran = ref false in
+  let ev = Clgc.launch ~wait:[ gate ] q k [| n |] in
+  Thread.join (thread (fun () -> Clgc.on_status ev (fun _ -> ran := true)) ());
+  Clgc.set_complete gate;
+  Clgc.wait [ ev ];
+  while not !ran do Thread.delay 0.001 done;
+  pass "the registering thread exited";
+
+  (* A port closed while an event posted to it is pending. *)
+  let port = Clgc.port () in
+  let gate = Clgc.user_event context in
+  Clgc.post port gate 1;
+  invalid "closing a busy port" (fun () -> Clgc.close_port port);
+  Clgc.set_complete gate;
+  let rec drain acc =
+    if acc <> [] then acc
+    else begin
+      Thread.delay 0.001;
+      drain (Array.to_list (Clgc.drain port))
+    end
+  in
+  ok (drain [] = [ (1, Clgc.Complete) ]) "the port delivered the tag";
+  Clgc.close_port port;
+  Clgc.close_port port;
+  invalid "a closed port" (fun () -> Clgc.post port gate 2);
+  pass "ports";
+
+  (* Thousands of objects made and dropped under compaction. *)
+  for i = 1 to 3000 do
+    let b = Clgc.buffer_of context (floats 64 float_of_int) in
+    let e = Clgc.write ~blocking:false q b (floats 64 float_of_int) in
+    if i mod 500 = 0 then Gc.compact ();
+    ignore e
+  done;
+  Clgc.finish q;
+  Gc.compact ();
+  pass "objects dropped under compaction"

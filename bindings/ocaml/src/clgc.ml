@@ -127,7 +127,12 @@ external build_log_ : handle -> handle -> string = "ml_clgc_build_log"
 external kernel_ : handle -> string -> handle = "ml_clgc_kernel"
 
 let program c src = own (program_ c.h src)
-let build ?(options = "") p = build_ p.h options
+external build_notify_ : handle -> string -> (unit -> unit) -> unit = "ml_clgc_build_notify"
+
+let build ?(options = "") ?notify p =
+  match notify with
+  | None -> build_ p.h options
+  | Some f -> build_notify_ p.h options f
 let build_log p d = build_log_ p.h d.h
 let kernel p name = own ~keep:(Args (Hashtbl.create 4)) (kernel_ p.h name)
 

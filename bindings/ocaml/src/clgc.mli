@@ -91,9 +91,14 @@ val int_info : _ t -> string -> int
 val program : context -> string -> program
 (** A program from its source. *)
 
-val build : ?options:string -> program -> unit
+val build : ?options:string -> ?notify:(unit -> unit) -> program -> unit
 (** Build it for its context's devices; on failure {!Error} with the
-    devices' build logs in [detail]. *)
+    devices' build logs in [detail]. With [notify], the build may return
+    before it is done, on drivers that build on threads of their own, and
+    the closure runs once when it is, on the thread the driver calls back
+    on (PoCL builds on the calling thread, and calls it there before the
+    build returns), holding the runtime lock; what it raises is raised by
+    the next {!wait} or {!finish}. *)
 
 val build_log : program -> device -> string
 val kernel : program -> string -> kernel

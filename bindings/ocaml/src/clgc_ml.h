@@ -110,6 +110,9 @@ cl_event *clgc_ml_events(value list, cl_uint *n, const char *who);
 cl_uint clgc_ml_sizes(value arr, size_t out[3], const char *who);
 /* A copy of an OCaml string, malloc'd (Out_of_memory without memory). */
 char *clgc_ml_strdup(value s);
+/* The build logs of every device of p that has one, one after another,
+ * malloc'd; NULL if there are none (platform.c). */
+char *clgc_ml_build_logs(cl_program p);
 /* Raise Clgc.Callback_failed with what a callback raised, if one did since
  * the last check (event.c). */
 void clgc_ml_raise_pending(void);

@@ -217,3 +217,72 @@ ml_clgc_on_status(value event, value type, value closure)
     }
     ML_RETURN(Val_unit);
 }
+
+/* A build's notification: the closure, rooted until it has run. The
+ * stub and the notification (both with the runtime lock held) agree on
+ * who frees the record: the stub if the notification came before the
+ * build returned or will never come, else the notification. */
+struct ml_build_note {
+    value closure;
+    int called, stub_done;
+};
+
+static void
+ml_build_note_free(struct ml_build_note *b)
+{
+    caml_remove_generational_global_root(&b->closure);
+    free(b);
+}
+
+static void *
+ml_build_note_run(void *data)
+{
+    struct ml_build_note *b = data;
+    value r = caml_callback_exn(b->closure, Val_unit);
+
+    if (Is_exception_result(r))
+        ml_failed_push(Extract_exception(r));
+    b->called = 1;
+    if (b->stub_done)
+        ml_build_note_free(b);
+    return NULL;
+}
+
+static void CL_CALLBACK
+ml_build_notified(cl_program program, void *data)
+{
+    (void)program;
+    clgc_ml_active(ml_build_note_run, data);
+}
+
+/* build_notify program options closure: clBuildProgram with a
+ * notification; a failure raises as Clgc.build does. */
+value
+ml_clgc_build_notify(value program, value options, value closure)
+{
+    CAMLparam3(program, options, closure);
+    ML_STUB;
+    void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.build");
+    struct ml_build_note *b = malloc(sizeof(*b));
+    char *opts;
+    cl_int err;
+
+    if (b == NULL)
+        caml_raise_out_of_memory();
+    opts = clgc_ml_strdup(options);
+    b->closure = closure;
+    b->called = 0;
+    b->stub_done = 0;
+    caml_register_generational_global_root(&b->closure);
+    err = clgc_clBuildProgram(p, 0, NULL, opts, ml_build_notified, b);
+    free(opts);
+    /* A build that failed may still notify later (OpenCL leaves it to the
+     * driver); one refused outright never does. */
+    if (b->called || (err != CL_SUCCESS && err != CL_BUILD_PROGRAM_FAILURE))
+        ml_build_note_free(b);
+    else
+        b->stub_done = 1;
+    if (err != CL_SUCCESS)
+        clgc_ml_raise_owned(err, "clBuildProgram", clgc_ml_build_logs(p));
+    ML_RETURN(Val_unit);
+}

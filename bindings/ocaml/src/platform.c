@@ -141,8 +141,8 @@ ml_clgc_program(value context, value source)
 
 /* The build logs of every device of p that has one, one after another,
  * malloc'd; NULL if there are none. */
-static char *
-ml_build_logs(cl_program p)
+char *
+clgc_ml_build_logs(cl_program p)
 {
     cl_uint n = 0;
     cl_device_id *d;
@@ -191,10 +191,11 @@ ml_clgc_build(value program, value options)
     void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.build");
     char *opts = clgc_ml_strdup(options);
     cl_int err;
+
     err = clgc_clBuildProgram(p, 0, NULL, opts, NULL, NULL);
     free(opts);
     if (err != CL_SUCCESS) {
-        clgc_ml_raise_owned(err, "clBuildProgram", ml_build_logs(p));
+        clgc_ml_raise_owned(err, "clBuildProgram", clgc_ml_build_logs(p));
     }
     ML_RETURN(Val_unit);
 }

@@ -31,8 +31,8 @@ let () =
 (* What an object keeps alive that OpenCL does not retain: a kernel the
    buffers set as its arguments. (A buffer's Bigarray is kept by the C
    side until OpenCL destroys the buffer.) *)
-type keep = Nothing | Args of (int, Obj.t) Hashtbl.t
-type 'k t = { h : handle; mutable keep : keep }
+type keep = Nothing | Args of (int, [ `Mem ] t) Hashtbl.t
+and 'k t = { h : handle; keep : keep }
 type platform = [ `Platform ] t
 type device = [ `Device ] t
 type context = [ `Context ] t
@@ -150,7 +150,7 @@ external set_arg_ : handle -> int -> arg -> unit = "ml_clgc_set_arg"
 let set_arg k i a =
   set_arg_ k.h i a;
   match (k.keep, a) with
-  | Args t, Mem m -> Hashtbl.replace t i (Obj.repr m)
+  | Args t, Mem m -> Hashtbl.replace t i m
   | Args t, _ -> Hashtbl.remove t i
   | _ -> ()
 let set_args k args = List.iteri (set_arg k) args
@@ -236,13 +236,14 @@ let profile e =
 type port
 
 external port : unit -> port = "ml_clgc_port"
-external port_fd_ : port -> int = "ml_clgc_port_fd"
+(* On Unix a file_descr is the int itself, as the Unix library's stubs
+   return it. *)
+external port_fd : port -> Unix.file_descr = "ml_clgc_port_fd"
 external post_ : port -> handle -> int -> unit = "ml_clgc_post"
 external drain_ : port -> (int * int) array = "ml_clgc_drain"
 external close_port : port -> unit = "ml_clgc_close_port"
 external error_name : int -> string = "ml_clgc_error_name"
 
-let port_fd p : Unix.file_descr = Obj.magic (port_fd_ p : int)
 let post p e tag = post_ p e.h tag
 let drain p = Array.map (fun (tag, s) -> (tag, status_of s)) (drain_ p)
 

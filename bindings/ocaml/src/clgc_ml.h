@@ -68,7 +68,8 @@ struct ml_handle {
 #define Handle_val(v) (*(struct ml_handle **)Data_custom_val(v))
 
 /* Every stub starts with it: the thread's previous stub's objects are
- * let go, and deferred releases done (on a thread of the program's). */
+ * let go, the Bigarrays kept for completed commands dropped, and
+ * deferred releases done (on a thread of the program's). */
 int clgc_ml_enter(void);
 #define ML_STUB const int ml_stub __attribute__((unused)) = clgc_ml_enter()
 /* A stub's normal end: its objects let go, then CAMLreturn. */
@@ -88,6 +89,10 @@ void *clgc_ml_get(value v, enum ml_kind kind, const char *who);
 /* Release a handle of kind through clgc (in a safe region), or later on
  * a thread of the program's. */
 void clgc_ml_release_handle(enum ml_kind kind, void *h);
+
+/* Drop the roots of the Bigarrays whose commands completed or whose
+ * buffers OpenCL destroyed (mem.c); the runtime lock held. */
+void clgc_ml_drop_kept(void);
 
 /* ------------------------------------------------------------------------
  * Errors and arguments (core.c) */

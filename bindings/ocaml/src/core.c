@@ -173,6 +173,7 @@ clgc_ml_enter(void)
 {
     clgc_ml_known = 1;
     clgc_ml_leave(); /* what a stub that raised still held */
+    clgc_ml_drop_kept();
     while (clgc_ml_untidy && !clgc_ml_foreign()) {
         struct ml_deferred *d = ml_deferred;
 

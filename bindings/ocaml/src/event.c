@@ -4,8 +4,6 @@
 
 #include "clgc_ml.h"
 
-void clgc_ml_drop_kept(void); /* mem.c */
-
 /* What callbacks raised, oldest last: an OCaml list, a global root,
  * touched only with the runtime lock held. */
 static value ml_failed = Val_emptylist;
@@ -95,7 +93,6 @@ ml_clgc_wait(value events)
 
     err = n > 0 ? clgc_wait_for_events(n, e) : CL_SUCCESS;
     free(e);
-    clgc_ml_drop_kept();
     clgc_ml_raise_pending();
     ML_CHECK(err, "clgc_wait_for_events");
     ML_RETURN(Val_unit);
@@ -109,11 +106,10 @@ ml_clgc_queue_call(value queue, value finish)
     ML_STUB;
     void *q = clgc_ml_get(queue, ML_QUEUE, "Clgc.finish");
     cl_int err;
+
     err = Bool_val(finish) ? clgc_clFinish(q) : clgc_clFlush(q);
-    if (Bool_val(finish)) {
-        clgc_ml_drop_kept();
+    if (Bool_val(finish))
         clgc_ml_raise_pending();
-    }
     ML_CHECK(err, Bool_val(finish) ? "clFinish" : "clFlush");
     ML_RETURN(Val_unit);
 }
@@ -140,6 +136,7 @@ ml_clgc_set_status(value event, value status)
     ML_STUB;
     void *e = clgc_ml_get(event, ML_EVENT, "Clgc.set_status");
     cl_int err;
+
     err = clgc_clSetUserEventStatus(e, (cl_int)Int_val(status));
     ML_CHECK(err, "clSetUserEventStatus");
     ML_RETURN(Val_unit);

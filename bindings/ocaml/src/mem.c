@@ -2,8 +2,8 @@
  * data is outside OCaml's heap and never moves: OpenCL reads and writes
  * it in place, with the lock let go. A buffer over a Bigarray keeps it
  * until OpenCL destroys the buffer, a non-blocking transfer until the
- * command completes: a global root, dropped by the next stub after the
- * callback lists it. */
+ * command completes: a global root, dropped by the next stub to start
+ * (clgc_ml_enter) after the callback lists it. */
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -75,8 +75,11 @@ ml_keep_destroyed(cl_mem mem, void *data)
 void
 clgc_ml_drop_kept(void)
 {
-    struct ml_keep *k =
-        atomic_exchange_explicit(&ml_done, NULL, memory_order_acquire);
+    struct ml_keep *k;
+
+    if (atomic_load_explicit(&ml_done, memory_order_relaxed) == NULL)
+        return;
+    k = atomic_exchange_explicit(&ml_done, NULL, memory_order_acquire);
 
     while (k != NULL) {
         struct ml_keep *next = k->next;
@@ -122,7 +125,6 @@ ml_clgc_buffer_of(value context, value flags, value ba)
     cl_mem m;
     cl_int err;
 
-    clgc_ml_drop_kept();
     if (f & CL_MEM_USE_HOST_PTR) {
         k = malloc(sizeof(*k));
         if (k == NULL)
@@ -159,7 +161,6 @@ ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
     cl_event *w, ev = NULL;
     cl_int err;
 
-    clgc_ml_drop_kept();
     if (Long_val(offset) < 0)
         caml_invalid_argument("Clgc.read/write: a negative offset");
     w = clgc_ml_events(wait, &n, who);

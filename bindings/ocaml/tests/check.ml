@@ -56,4 +56,16 @@ let floats n f =
   done;
   a
 
+(* A queue and a saxpy kernel of n items, built, its arguments set:
+   y <- 2x + y over x = 0, 1, 2, ... and y, which it returns, zeroed. *)
+let saxpy context device n =
+  let q = Clgc.queue context device in
+  let p = Clgc.program context saxpy_source in
+  Clgc.build p;
+  let k = Clgc.kernel p "saxpy" in
+  let x = Clgc.buffer_of context (floats n float_of_int) in
+  let y = Clgc.buffer_of context (floats n (fun _ -> 0.)) in
+  Clgc.set_args k [ Clgc.Float32 2.; Clgc.Mem x; Clgc.Mem y ];
+  (q, k, y)
+
 let pass name = Printf.printf "PASS: %s\n%!" name

@@ -15,14 +15,8 @@ let cl_error what f =
 
 let () =
   let _, device, context = pocl () in
-  let q = Clgc.queue context device in
-  let p = Clgc.program context saxpy_source in
-  Clgc.build p;
-  let k = Clgc.kernel p "saxpy" in
   let n = 256 in
-  let bx = Clgc.buffer_of context (floats n float_of_int) in
-  let by = Clgc.buffer context (4 * n) in
-  Clgc.set_args k [ Clgc.Float32 2.; Clgc.Mem bx; Clgc.Mem by ];
+  let q, k, by = saxpy context device n in
 
   (* Sizes. *)
   invalid "negative global size" (fun () -> Clgc.launch q k [| -1 |]);

@@ -6,14 +6,8 @@ open Check_lib.Check
 
 let () =
   let _, device, context = pocl () in
-  let q = Clgc.queue context device in
-  let p = Clgc.program context saxpy_source in
-  Clgc.build p;
-  let k = Clgc.kernel p "saxpy" in
   let n = 1024 in
-  let x = Clgc.buffer_of context (floats n float_of_int) in
-  let y = Clgc.buffer_of context (floats n (fun _ -> 0.)) in
-  Clgc.set_args k [ Clgc.Float32 2.; Clgc.Mem x; Clgc.Mem y ];
+  let q, k, _ = saxpy context device n in
 
   let gate = Clgc.user_event context in
   let ev = Clgc.launch ~wait:[ gate ] q k [| n |] in

@@ -10,14 +10,8 @@ external raw_gated_wait : Clgc.event -> Clgc.event -> int -> unit = "test_raw_ga
 
 let () =
   let _, device, context = pocl () in
-  let q = Clgc.queue context device in
-  let p = Clgc.program context saxpy_source in
-  Clgc.build p;
-  let k = Clgc.kernel p "saxpy" in
   let n = 1024 in
-  let x = Clgc.buffer_of context (floats n float_of_int) in
-  let y = Clgc.buffer_of context (floats n (fun _ -> 0.)) in
-  Clgc.set_args k [ Clgc.Float32 2.; Clgc.Mem x; Clgc.Mem y ];
+  let q, k, _ = saxpy context device n in
 
   (* clgc: the ticker ticks and a full major collection completes while
      the main thread waits; the ticker opens the gate after both. *)

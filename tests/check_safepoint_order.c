@@ -258,6 +258,7 @@ struct ticker {
     int cooperative;
     cl_event gate;
     unsigned long ticks;
+    struct refvm_stats before; /* taken before B starts */
 };
 
 static void *
@@ -279,18 +280,17 @@ ticker_run(void *arg)
 }
 
 /* Opens the gate once a collection has stalled on a RUNNING thread: B's,
- * on A in its raw wait. */
+ * on A in its raw wait. The count it compares with was taken before B
+ * started: this thread may first run after B has stalled. */
 static void *
 open_when_stalled(void *arg)
 {
     struct ticker *t = arg;
-    struct refvm_stats before, now;
+    struct test_await w = test_await_start();
+    struct refvm_stats now;
 
-    refvm_stats(&before);
-    do {
-        sched_yield();
-        refvm_stats(&now);
-    } while (now.stalls == before.stalls);
+    for (refvm_stats(&now); now.stalls == t->before.stalls; refvm_stats(&now))
+        test_await_nap(&w, "B's collection to stall on A");
     ck_assert_int_eq(clSetUserEventStatus(t->gate, CL_COMPLETE), CL_SUCCESS);
     return NULL;
 }
@@ -298,7 +298,7 @@ open_when_stalled(void *arg)
 static unsigned long
 ticks_during_wait(int cooperative)
 {
-    struct ticker t = {0, 0, cooperative, NULL, 0};
+    struct ticker t = {.cooperative = cooperative};
     size_t global = 1024;
     int n = 1000;
     struct pocl p;
@@ -329,6 +329,7 @@ ticks_during_wait(int cooperative)
                                             NULL, 1, &t.gate, &done),
                      CL_SUCCESS);
     ck_assert_int_eq(clFlush(queue), CL_SUCCESS);
+    refvm_stats(&t.before);
     if (!cooperative)
         ck_assert_int_eq(pthread_create(&opener, NULL, open_when_stalled, &t),
                          0);

@@ -608,18 +608,19 @@ out:
     return kind == CLGC__PLAN_CALLBACK && refused ? CLGC_WAIT_PATH_NONE : path;
 }
 
-/* The rest of the wait in the driver's clWaitForEvents, a sample of it
- * while the platform's own wait is learned. */
-/* How long the calling thread has been runnable, in ns: on a CPU, or
- * waiting in a run queue for one (Linux's schedstat); -1 where the
- * kernel does not say. A thread that busy-waits is runnable all along
- * however loaded the machine, while its CPU time is whatever share of a
- * CPU it got. No allocation: the waits that sample allocate nothing. */
+/* How long the calling thread has waited in a run queue for a CPU, in
+ * ns (Linux's schedstat, its second field); -1 where the kernel does not
+ * say. The kernel adds a wait when the thread gets the CPU, so a running
+ * thread reads its own up to date. Not the first field, the time on a
+ * CPU: for the running thread that one is brought up to date only at a
+ * tick or a switch, so a thread that busy-waited a millisecond without
+ * either read next to nothing (NVIDIA's clWaitForEvents, on an idle
+ * 16-core machine, was learned to sleep). The thread's CPU clock is
+ * exact. No allocation: the waits that sample allocate nothing. */
 static long
-clgc__runnable_ns(void)
+clgc__queued_ns(void)
 {
     char buf[128], *end;
-    unsigned long long on_cpu, queued;
     ssize_t n;
     int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 
@@ -630,31 +631,32 @@ clgc__runnable_ns(void)
     if (n <= 0)
         return -1;
     buf[n] = '\0';
-    on_cpu = strtoull(buf, &end, 10);
-    queued = strtoull(end, &end, 10);
-    return (long)(on_cpu + queued);
+    (void)strtoull(buf, &end, 10);
+    return (long)strtoull(end, NULL, 10);
 }
 
 /* A wait handed to the driver's own clWaitForEvents, sampled for how it
- * waits (clgc__driver_own_sample) when asked: its wall time, and the
- * thread's runnable time in it, or its CPU time where the kernel does
- * not give the former. */
+ * waits (clgc__driver_own_sample) when asked: its wall time, and how long
+ * the thread was runnable in it: on a CPU (its CPU clock) or waiting in a
+ * run queue for one. A thread that busy-waits is runnable all along
+ * however loaded the machine, while its CPU time is whatever share of a
+ * CPU it got. */
 static void
 clgc__own_wait(struct clgc__wait_args *a, int platform, int sample)
 {
-    long t0 = 0, c0 = 0, r0 = -1, r1, busy;
+    long t0 = 0, c0 = 0, q0 = -1, q1, busy;
 
     if (sample) {
         t0 = clgc__clock_ns(CLOCK_MONOTONIC);
         c0 = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID);
-        r0 = clgc__runnable_ns();
+        q0 = clgc__queued_ns();
     }
     CLGC__CL(clWaitForEvents)(a->n, a->events);
     if (sample) {
-        r1 = clgc__runnable_ns();
-        busy = r0 >= 0 && r1 >= r0
-                   ? r1 - r0
-                   : clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+        busy = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+        q1 = clgc__queued_ns();
+        if (q0 >= 0 && q1 >= q0)
+            busy += q1 - q0;
         clgc__driver_own_sample(platform, clgc__clock_ns(CLOCK_MONOTONIC) - t0,
                                 busy);
     }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "latecb.h"
@@ -521,6 +522,58 @@ START_TEST(an_own_wait_that_never_tells_is_avoided)
 }
 END_TEST
 
+/* Sets a user event a millisecond after the waiter has entered the
+ * driver's clWaitForEvents: each sample of the own wait is at least that
+ * long, long enough to tell (not a measure: a lower bound). This thread
+ * sleeps meanwhile, and nothing else runs: the waiter spins alone. */
+static void *
+set_once_in_own_wait(void *event)
+{
+    struct timespec ms = {0, 1000000};
+
+    while (latecb_waiting() == 0)
+        sched_yield();
+    nanosleep(&ms, NULL);
+    clgc_clSetUserEventStatus(event, CL_COMPLETE);
+    return NULL;
+}
+
+/* A driver's wait that spins on an idle CPU, never switched out (NVIDIA's,
+ * on 16 cores), is busy, every sample of it. Read from Linux's schedstat,
+ * the time on a CPU of the running thread is brought up to date only at
+ * a tick or a switch, and such a wait read as asleep: NVIDIA's was
+ * learned to sleep, and its waits spun a core in it. */
+START_TEST(an_own_wait_that_spins_alone_is_busy)
+{
+    struct test_device d;
+    clgc_wait_driver_info_t info;
+    cl_int err;
+    int waits = 0;
+
+    open_learned_late(&d, 20, 1);
+    while (waits < 32 && test_driver_info(&d).own == CLGC_WAIT_OWN_LEARNING) {
+        cl_event gate = clCreateUserEvent(d.context, &err);
+        pthread_t t;
+
+        ck_assert_int_eq(err, CL_SUCCESS);
+        ck_assert_int_eq(pthread_create(&t, NULL, set_once_in_own_wait, gate),
+                         0);
+        ck_assert_int_eq(clgc_wait_for_events(1, &gate), CL_SUCCESS);
+        ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_OWN);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        clReleaseEvent(gate);
+        waits++;
+    }
+    info = test_driver_info(&d);
+    ck_assert_int_eq(info.own, CLGC_WAIT_OWN_AVOIDED);
+    ck_assert_uint_eq(info.own_sleeps, 0);
+    ck_assert_uint_eq(info.own_busy, 4);
+    ck_assert_int_eq(waits, 4);
+    latecb_set_busy_wait(0);
+    test_device_close(&d);
+}
+END_TEST
+
 /* Callbacks that never come while clgc learns: late as well (a probe
  * left unanswered for a millisecond counts), and no wait hangs. */
 START_TEST(held_callbacks_are_learned_late)
@@ -739,6 +792,7 @@ main(void)
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);
     tcase_add_test(tc, an_own_wait_that_never_tells_is_avoided);
+    tcase_add_test(tc, an_own_wait_that_spins_alone_is_busy);
     tcase_add_test(tc, a_platform_late_for_a_while_recovers);
     tcase_add_test(tc, a_driver_late_for_good_is_tried_ever_more_rarely);
     tcase_add_test(tc, prompt_short_commands_leave_long_ones_late);

@@ -13,6 +13,10 @@
  *   spin    clgc_wait_for_events polling until done (the largest budget,
  *           1 s: longer than any kernel here, so no callback)
  *   queue   clgc_event_post, poll() on the queue's fd, clgc_queue_drain
+ *   floor   no clgc: a thread of the benchmark's own looks at the status
+ *           without pause and writes an eventfd, the waiter sleeps in
+ *           poll() on it; the fastest a completion queue woken through a
+ *           descriptor could be, whatever watches the event
  *
  * and the table gives the wall time of a launch and wait, and the CPU time
  * the waiting thread spent (CLOCK_THREAD_CPUTIME_ID), each the median over
@@ -42,10 +46,14 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "clgc.h"
@@ -66,11 +74,11 @@ static const char *src =
     "    y[get_global_id(0)] = a;\n"
     "}\n";
 
-enum strategy { RAW, CLGC, SPIN, QUEUE, N_STRATEGIES };
+enum strategy { RAW, CLGC, SPIN, QUEUE, FLOOR, N_STRATEGIES };
 
 /* clgc's own default, read before the budget table changes it. */
 static long default_budget;
-static const char *strategy_name[] = {"raw", "clgc", "spin", "queue"};
+static const char *strategy_name[] = {"raw", "clgc", "spin", "queue", "floor"};
 
 struct launch {
     cl_command_queue queue;
@@ -78,6 +86,37 @@ struct launch {
     size_t items;
     clgc_queue_t *cq;
 };
+
+/* The floor's watcher: it runs during the floor's samples only, and
+ * looks at the event it is handed until the command is done. */
+static struct {
+    _Atomic(cl_event) event;
+    atomic_int stop;
+    int fd;
+    pthread_t thread;
+} floor_w;
+
+static void *
+floor_watch(void *unused)
+{
+    uint64_t one = 1;
+
+    (void)unused;
+    while (!atomic_load(&floor_w.stop)) {
+        cl_event ev = atomic_exchange(&floor_w.event, NULL);
+        cl_int status = CL_QUEUED;
+
+        if (ev == NULL)
+            continue;
+        while (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                              sizeof(status), &status, NULL) == CL_SUCCESS &&
+               status > CL_COMPLETE)
+            continue;
+        if (write(floor_w.fd, &one, sizeof(one)) < 0)
+            exit(3);
+    }
+    return NULL;
+}
 
 /* The calling thread's CPU time, us. Not getrusage(RUSAGE_THREAD): Linux
  * brings its figure up to date only when the thread is switched out (or
@@ -115,6 +154,16 @@ wait_one(const struct launch *l, enum strategy s, cl_event ev)
     case SPIN:
         err = clgc_wait_for_events(1, &ev);
         break;
+    case FLOOR: {
+        uint64_t count;
+
+        atomic_store(&floor_w.event, ev);
+        p = (struct pollfd){floor_w.fd, POLLIN, 0};
+        poll(&p, 1, -1);
+        err = read(floor_w.fd, &count, sizeof(count)) < 0 ? CL_INVALID_VALUE
+                                                          : CL_SUCCESS;
+        break;
+    }
     default:
         err = clgc_event_post(ev, l->cq, done_cb, &done);
         p = (struct pollfd){clgc_queue_fd(l->cq), POLLIN, 0};
@@ -133,8 +182,15 @@ static void
 sample(const struct launch *l, enum strategy s, long budget, int launches,
        double *wall, double *cpu)
 {
-    double t0 = bench_now_ns(), c0 = thread_cpu_us();
+    double t0, c0;
 
+    if (s == FLOOR) {
+        atomic_store(&floor_w.stop, 0);
+        if (pthread_create(&floor_w.thread, NULL, floor_watch, NULL) != 0)
+            exit(3);
+    }
+    t0 = bench_now_ns();
+    c0 = thread_cpu_us();
     clgc_wait_set_poll_ns(s == SPIN ? CLGC_WAIT_POLL_MAX_NS : budget);
     for (int i = 0; i < launches; i++) {
         cl_event ev;
@@ -142,13 +198,17 @@ sample(const struct launch *l, enum strategy s, long budget, int launches,
         if (clEnqueueNDRangeKernel(l->queue, l->kernel, 1, NULL, &l->items,
                                    NULL, 0, NULL, &ev) != CL_SUCCESS)
             exit(3);
-        if (s == RAW || s == QUEUE)
+        if (s == RAW || s == QUEUE || s == FLOOR)
             clFlush(l->queue);
         wait_one(l, s, ev);
         clReleaseEvent(ev);
     }
     *wall = (bench_now_ns() - t0) / 1e3 / launches;
     *cpu = (thread_cpu_us() - c0) / launches;
+    if (s == FLOOR) {
+        atomic_store(&floor_w.stop, 1);
+        pthread_join(floor_w.thread, NULL);
+    }
 }
 
 /* The spin kernel's trip count for about `us` microseconds of launch and
@@ -401,7 +461,8 @@ bench_wait(int argc, char **argv)
     context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     l.queue = clgc_create_command_queue(context, device, NULL, &err);
     program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
-    if (clgc_queue_create(&l.cq) != CLGC_OK ||
+    floor_w.fd = eventfd(0, EFD_CLOEXEC);
+    if (floor_w.fd < 0 || clgc_queue_create(&l.cq) != CLGC_OK ||
         clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)
         return 1;
     saxpy = clCreateKernel(program, "saxpy", &err);
@@ -459,6 +520,7 @@ bench_wait(int argc, char **argv)
     print_learned();
 
     clgc_queue_close(l.cq);
+    close(floor_w.fd);
     clReleaseMemObject(x);
     clReleaseMemObject(y);
     clReleaseKernel(saxpy);

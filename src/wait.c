@@ -83,8 +83,10 @@ static __thread unsigned clgc__slot_hint;
 /* The backoff schedule of a polling wait: looks without a pause for the
  * first CLGC__SPIN_NS of the wait, then futex sleeps of an eighth of the
  * time waited so far (so a look comes at most an eighth late), from
- * CLGC__BACKOFF_MIN_NS to CLGC__BACKOFF_MAX_NS. */
-#define CLGC__SPIN_NS 2000L
+ * CLGC__BACKOFF_MIN_NS to CLGC__BACKOFF_MAX_NS. The looks catch a short
+ * command (a saxpy on a GPU) without a sleep, whose wakeup can cost as
+ * much as the command, for at most CLGC__SPIN_NS of CPU a wait. */
+#define CLGC__SPIN_NS 20000L
 #define CLGC__BACKOFF_MIN_NS 10000L
 #define CLGC__BACKOFF_MAX_NS 1000000L
 #define CLGC__SLACK_NS 1000

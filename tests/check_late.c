@@ -530,9 +530,10 @@ static void *
 set_once_in_own_wait(void *event)
 {
     struct timespec ms = {0, 1000000};
+    struct test_await w = test_await_start();
 
     while (latecb_waiting() == 0)
-        sched_yield();
+        test_await_nap(&w, "the waiter to enter clWaitForEvents");
     nanosleep(&ms, NULL);
     clgc_clSetUserEventStatus(event, CL_COMPLETE);
     return NULL;

@@ -44,23 +44,29 @@
  * starts over.) Only commands that completed are measured: PoCL never
  * calls back for a failed user event, which is not lateness.
  *
- * A late class is not turned prompt by samples: a sampling wait's own
- * looks can make NVIDIA call back on time, so they do not say what a
- * sleeping wait gets. It is tried instead, on the platform's late plan,
- * by a wait that sleeps until its callbacks with no look at all (the
- * platform's sampler, one wait in CLGC__RECOVER_MIN at random at first),
- * whose wall time is compared with what the class's waits on the late
- * plan took lately (the median of their last CLGC__LEARN_SAMPLES): within
- * CLGC__LATE_NS of it, the callback was prompt. CLGC__LEARN_SAMPLES such
- * tries in a row turn the class prompt, and each of them brings the
- * tries back to one wait in CLGC__RECOVER_MIN. A try of a class not
- * learned yet is its sample (while the other class is late, no wait
- * samples it). Any other try (a callback late, or a prompt class: a
- * waste) halves how often they come, down to one wait in CLGC__RECOVER_MAX, so
- * that on a driver that is late for good the tries soon cost next to nothing; a
- * class that turns late starts it again at CLGC__RECOVER_MIN. A platform
- * learned late by samples that its own waiters made late (crowding the CPUs its
- * callbacks need) recovers so.
+ * A late class is not turned prompt by samples: a sampling wait's own looks
+ * can make NVIDIA call back on time, so they do not say what a sleeping wait
+ * gets. It is tried instead, on the platform's late plan, by a wait that
+ * sleeps until its callbacks with no look at all (the platform's sampler,
+ * one wait in CLGC__RECOVER_MIN at random at first), whose wall time is
+ * compared with what the class's waits on the late plan took lately (the
+ * median of their last CLGC__LEARN_SAMPLES): within an eighth of it, the
+ * callback was prompt. Not within CLGC__LATE_NS of it, as a sample is:
+ * NVIDIA's callbacks, hundreds of microseconds late for its ~1 ms commands
+ * and tens for its saxpy, are prompt by that measure, and a wait that sleeps
+ * until them is much slower than one that polls. Where a driver's callbacks
+ * cost more than an eighth of its short commands (PoCL's cost as much as a
+ * saxpy), their class, once late, stays on the late plan, whose polled waits
+ * are the faster for them. CLGC__LEARN_SAMPLES such tries in a row turn the
+ * class prompt, and each of them brings the tries back to one wait in
+ * CLGC__RECOVER_MIN. A try of a class not learned yet is its sample (while
+ * the other class is late, no wait samples it). Any other try (a callback
+ * late, or a prompt class: a waste) halves how often they come, down to one
+ * wait in CLGC__RECOVER_MAX, so that on a driver that is late for good the
+ * tries soon cost next to nothing; a class that turns late starts it again
+ * at CLGC__RECOVER_MIN. A platform learned late by samples that its own
+ * waiters made late (crowding the CPUs its callbacks need) recovers so, in
+ * each class whose callbacks are prompt by that measure.
  *
  * A platform is found from an object's dispatch pointer (platform.c), no
  * query: platforms of one ICD share a dispatch table, and so share what is
@@ -340,7 +346,9 @@ clgc__driver_tried(int platform, long wall)
     if (n > 0) {
         memcpy(waited, k->waited, n * sizeof(waited[0]));
         qsort(waited, n, sizeof(waited[0]), clgc__long_cmp);
-        prompt = wall - waited[n / 2] < CLGC__LATE_NS;
+        /* As good as the late plan: a look of its backoff schedule comes
+         * at most an eighth of the wait after the command's end. */
+        prompt = wall - waited[n / 2] <= waited[n / 2] / 8;
     }
     if (prompt == 1 && atomic_load(&k->learned) == CLGC_WAIT_DRIVER_LATE) {
         d->tried_prompt++;

@@ -78,7 +78,10 @@ struct gate {
     cl_event event;
     pid_t waiter;
     cl_int status; /* what it is set to */
-    int own;       /* only once the waiter is in clWaitForEvents */
+    /* When it opens: 0 once the waiter sleeps with a timeout (the
+     * backoff's sleeps), 1 once it sleeps in clWaitForEvents, 2 once it
+     * sleeps on a futex at all (a wait on its callbacks too). */
+    int own;
 };
 
 static void *
@@ -89,23 +92,24 @@ open_when_asleep(void *arg)
     /* In the wait, not in a lock on its way there: under TSan a gate
      * opened while the waiter slept before its wait began, and the wait's
      * first look saw the kernel done (POLL, in pocl_is_learned_prompt). */
-    while (g->own ? !test_sleeps_in_futex(g->waiter) || latecb_waiting() == 0
-                  : !test_sleeps_timed(g->waiter))
+    while (g->own == 2 ? !test_sleeps_in_futex(g->waiter)
+           : g->own == 1
+               ? !test_sleeps_in_futex(g->waiter) || latecb_waiting() == 0
+               : !test_sleeps_timed(g->waiter))
         sched_yield();
     clgc_clSetUserEventStatus(g->event, g->status);
     return NULL;
 }
 
-/* Wait for a kernel that starts only once the waiter sleeps (so its first
- * looks cannot see it done), or fails then with a gate set to status < 0,
- * and with own, only once it sleeps in the driver's clWaitForEvents;
- * check what the wait returns, and return how it ended. */
+/* Wait for an n-trip kernel that starts only once the waiter sleeps as
+ * own says (so its first looks cannot see it done), or fails then with a
+ * gate set to status < 0; check what the wait returns, and return how it
+ * ended. */
 static clgc_wait_path_t
-wait_gated_to(struct test_device *d, cl_int status, int own)
+wait_gated_to(struct test_device *d, cl_int status, int own, int n)
 {
     struct gate g = {NULL, gettid(), status, own};
     size_t global = 64;
-    int n = 2000;
     pthread_t t;
     cl_event ev;
     cl_int err;
@@ -129,7 +133,7 @@ wait_gated_to(struct test_device *d, cl_int status, int own)
 static clgc_wait_path_t
 wait_gated(struct test_device *d)
 {
-    return wait_gated_to(d, CL_COMPLETE, 0);
+    return wait_gated_to(d, CL_COMPLETE, 0, 2000);
 }
 
 /* PoCL calls back at once: learned prompt, and waits then sleep until
@@ -205,6 +209,48 @@ START_TEST(a_platform_late_for_a_while_recovers)
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_PROMPT);
     ck_assert_uint_ge(info.tried_prompt, 8);
     ck_assert_uint_ge(info.tried, info.tried_prompt);
+    release_all();
+    test_device_close(&d);
+}
+END_TEST
+
+/* Kernels of this many trips run long, but not so long that their time
+ * is a millisecond (in the plain build). */
+#define SHARE_TRIPS (LONG_TRIPS / 4)
+
+/* A driver whose callbacks come as long after their commands end as the
+ * commands took: for these never a millisecond late, but a wait that
+ * slept until them would take twice one that polled (NVIDIA's ~1 ms
+ * commands' and saxpy's callbacks, hundreds and tens of microseconds
+ * late, made its sleeping waits that much slower). The tries find them
+ * late, and the late class stays late; with a try held prompt within a
+ * millisecond, 8 in a row turned it prompt. Every command starts once
+ * its waiter sleeps, so that a try's command and a polled wait's start
+ * at the same point of their waits, and a try registers its callbacks
+ * before its command runs, as NVIDIA's do. A bound on the waits, not a
+ * time. */
+START_TEST(callbacks_late_for_their_commands_stay_late)
+{
+    struct test_device d;
+    clgc_wait_driver_info_t info;
+
+    latecb_set_ms(20);
+    test_device_open(&d, 64);
+    learn(1);
+    for (int i = 0; i < 64 && test_driver_info(&d).learned_long ==
+                                  CLGC_WAIT_DRIVER_LEARNING;
+         i++)
+        (void)wait_gated_to(&d, CL_COMPLETE, 2, SHARE_TRIPS);
+    ck_assert_int_eq(test_driver_info(&d).learned_long, CLGC_WAIT_DRIVER_LATE);
+    latecb_set_ms(0);
+    release_all();
+    latecb_set_share(100);
+    for (int i = 0; i < 600; i++)
+        (void)wait_gated_to(&d, CL_COMPLETE, 2, SHARE_TRIPS);
+    info = test_driver_info(&d);
+    ck_assert_uint_ge(info.tried, 1);
+    ck_assert_int_eq(info.learned_long, CLGC_WAIT_DRIVER_LATE);
+    latecb_set_share(0);
     release_all();
     test_device_close(&d);
 }
@@ -416,8 +462,9 @@ START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
 
     latecb_set_ms(-1);
     for (int i = 0; i < 5; i++)
-        ck_assert_int_eq(wait_gated_to(&d, CL_COMPLETE, 1), CLGC_WAIT_PATH_OWN);
-    ck_assert_int_eq(wait_gated_to(&d, -5, 1), CLGC_WAIT_PATH_OWN);
+        ck_assert_int_eq(wait_gated_to(&d, CL_COMPLETE, 1, 2000),
+                         CLGC_WAIT_PATH_OWN);
+    ck_assert_int_eq(wait_gated_to(&d, -5, 1, 2000), CLGC_WAIT_PATH_OWN);
     /* A wait whose short commands are still learned registers its
      * callbacks, and PoCL never calls back for the failed command: what
      * was made is delivered, the rest never will be. */
@@ -796,6 +843,7 @@ main(void)
     tcase_add_test(tc, an_own_wait_that_spins_alone_is_busy);
     tcase_add_test(tc, a_platform_late_for_a_while_recovers);
     tcase_add_test(tc, a_driver_late_for_good_is_tried_ever_more_rarely);
+    tcase_add_test(tc, callbacks_late_for_their_commands_stay_late);
     tcase_add_test(tc, prompt_short_commands_leave_long_ones_late);
     tcase_add_test(tc, a_late_command_in_every_four_turns_the_platform_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);

@@ -40,7 +40,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct late *head, *tail; /* made by the driver, not delivered */
 static struct late *registered;  /* not made yet by the driver */
 static int releasing, running;
-static atomic_long delay_ms, split_us, held, delivered, unmade, waiting;
+static atomic_long delay_ms, split_us, share, held, delivered, unmade, waiting;
 static atomic_int busy_wait, wait_completes;
 static cl_int(CL_API_CALL *real)(cl_event, cl_int, event_fn, void *);
 static cl_int(CL_API_CALL *real_wait)(cl_uint, const cl_event *);
@@ -138,7 +138,7 @@ static void CL_CALLBACK
 trampoline(cl_event event, cl_int status, void *p)
 {
     struct late *l = p;
-    long ms = atomic_load(&delay_ms), split = atomic_load(&split_us);
+    long ms = atomic_load(&delay_ms), split = atomic_load(&split_us), now;
 
     pthread_mutex_lock(&lock);
     unmade_unlink(l);
@@ -154,7 +154,11 @@ trampoline(cl_event event, cl_int status, void *p)
     clRetainEvent(event);
     l->event = event;
     l->status = status;
-    l->due = ms < 0 ? 0 : now_ns() + (ms > 0 ? ms : 0) * 1000000L;
+    now = now_ns();
+    if (ms == 0) /* by a share of the command's time */
+        l->due = now + (now - l->registered) * atomic_load(&share) / 100;
+    else
+        l->due = ms < 0 ? 0 : now + ms * 1000000L;
     l->next = NULL;
     pthread_mutex_lock(&lock);
     atomic_fetch_add(&held, 1);
@@ -182,7 +186,7 @@ clSetEventCallback(cl_event event, cl_int type, event_fn fn, void *data)
     pthread_once(&once, init);
     if (real == NULL)
         return CL_INVALID_OPERATION;
-    if (atomic_load(&delay_ms) == 0 || fn == NULL)
+    if ((atomic_load(&delay_ms) == 0 && atomic_load(&share) == 0) || fn == NULL)
         return real(event, type, fn, data);
     l = calloc(1, sizeof(*l));
     if (l == NULL)
@@ -300,6 +304,13 @@ latecb_set_split_us(long us)
 {
     pthread_once(&once, init);
     atomic_store(&split_us, us);
+}
+
+void
+latecb_set_share(long percent)
+{
+    pthread_once(&once, init);
+    atomic_store(&share, percent);
 }
 
 void

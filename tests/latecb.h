@@ -29,6 +29,12 @@ void latecb_set_ms(long ms);
  * thread. */
 void latecb_set_split_us(long us);
 
+/* Instead of a fixed delay (latecb_set_ms(0) first), percent > 0 delays
+ * each callback by that share of how long its command took from the
+ * registration to the driver's callback: late for the command, however
+ * long it ran, as NVIDIA's saxpy callbacks are (0: off). Any thread. */
+void latecb_set_share(long percent);
+
 /* How many callbacks the driver has made that are not delivered yet, how
  * many registrations it has not called back for yet, and how many
  * callbacks were delivered late. Any thread. */

@@ -57,16 +57,18 @@
  * until them is much slower than one that polls. Where a driver's callbacks
  * cost more than an eighth of its short commands (PoCL's cost as much as a
  * saxpy), their class, once late, stays on the late plan, whose polled waits
- * are the faster for them. CLGC__LEARN_SAMPLES such tries in a row turn the
- * class prompt, and each of them brings the tries back to one wait in
- * CLGC__RECOVER_MIN. A try of a class not learned yet is its sample (while
- * the other class is late, no wait samples it). Any other try (a callback
- * late, or a prompt class: a waste) halves how often they come, down to one
- * wait in CLGC__RECOVER_MAX, so that on a driver that is late for good the
- * tries soon cost next to nothing; a class that turns late starts it again
- * at CLGC__RECOVER_MIN. A platform learned late by samples that its own
- * waiters made late (crowding the CPUs its callbacks need) recovers so, in
- * each class whose callbacks are prompt by that measure.
+ * are the faster for them, until the platform's own wait is learned to sleep
+ * (PoCL's is, from waits of long commands): the late plan's waits are then
+ * the driver's own, which a try matches. CLGC__LEARN_SAMPLES such tries in a
+ * row turn the class prompt, and each of them brings the tries back to one
+ * wait in CLGC__RECOVER_MIN. A try of a class not learned yet is its sample
+ * (while the other class is late, no wait samples it). Any other try (a
+ * callback late, or a prompt class: a waste) halves how often they come,
+ * down to one wait in CLGC__RECOVER_MAX, so that on a driver that is late
+ * for good the tries soon cost next to nothing; a class that turns late
+ * starts it again at CLGC__RECOVER_MIN. A platform learned late by samples
+ * that its own waiters made late (crowding the CPUs its callbacks need)
+ * recovers so, in each class whose callbacks are prompt by that measure.
  *
  * A platform is found from an object's dispatch pointer (platform.c), no
  * query: platforms of one ICD share a dispatch table, and so share what is

@@ -96,15 +96,26 @@ launch_and_wait(struct test_device *d, int n)
     clReleaseEvent(ev);
 }
 
+/* When a gate opens: once the waiter sleeps with a timeout (the
+ * backoff's sleeps), once it sleeps in the driver's clWaitForEvents, or
+ * once it sleeps on a futex at all (a wait on its callbacks too). */
+enum gate_when { WHEN_TIMED, WHEN_IN_OWN_WAIT, WHEN_ASLEEP };
+
 struct gate {
     cl_event event;
     pid_t waiter;
     cl_int status; /* what it is set to */
-    /* When it opens: 0 once the waiter sleeps with a timeout (the
-     * backoff's sleeps), 1 once it sleeps in clWaitForEvents, 2 once it
-     * sleeps on a futex at all (a wait on its callbacks too). */
-    int own;
+    enum gate_when when;
 };
+
+static int
+gate_may_open(const struct gate *g)
+{
+    if (g->when == WHEN_TIMED)
+        return test_sleeps_timed(g->waiter);
+    return test_sleeps_in_futex(g->waiter) &&
+           (g->when == WHEN_ASLEEP || latecb_waiting() != 0);
+}
 
 static void *
 open_when_asleep(void *arg)
@@ -114,23 +125,20 @@ open_when_asleep(void *arg)
     /* In the wait, not in a lock on its way there: under TSan a gate
      * opened while the waiter slept before its wait began, and the wait's
      * first look saw the kernel done (POLL, in pocl_is_learned_prompt). */
-    while (g->own == 2 ? !test_sleeps_in_futex(g->waiter)
-           : g->own == 1
-               ? !test_sleeps_in_futex(g->waiter) || latecb_waiting() == 0
-               : !test_sleeps_timed(g->waiter))
+    while (!gate_may_open(g))
         sched_yield();
     clgc_clSetUserEventStatus(g->event, g->status);
     return NULL;
 }
 
 /* Wait for an n-trip kernel that starts only once the waiter sleeps as
- * own says (so its first looks cannot see it done), or fails then with a
+ * when says (so its first looks cannot see it done), or fails then with a
  * gate set to status < 0; check what the wait returns, and return how it
  * ended. */
 static clgc_wait_path_t
-wait_gated_to(struct test_device *d, cl_int status, int own, int n)
+wait_gated_to(struct test_device *d, cl_int status, enum gate_when when, int n)
 {
-    struct gate g = {NULL, gettid(), status, own};
+    struct gate g = {NULL, gettid(), status, when};
     size_t global = 64;
     pthread_t t;
     cl_event ev;
@@ -155,7 +163,7 @@ wait_gated_to(struct test_device *d, cl_int status, int own, int n)
 static clgc_wait_path_t
 wait_gated(struct test_device *d)
 {
-    return wait_gated_to(d, CL_COMPLETE, 0, 2000);
+    return wait_gated_to(d, CL_COMPLETE, WHEN_TIMED, 2000);
 }
 
 /* PoCL calls back at once: learned prompt, and waits then sleep until
@@ -285,13 +293,13 @@ START_TEST(callbacks_late_for_their_commands_stay_late)
     for (int i = 0; i < 64 && test_driver_info(&d).learned_long ==
                                   CLGC_WAIT_DRIVER_LEARNING;
          i++)
-        (void)wait_gated_to(&d, CL_COMPLETE, 2, SHARE_TRIPS);
+        (void)wait_gated_to(&d, CL_COMPLETE, WHEN_ASLEEP, SHARE_TRIPS);
     ck_assert_int_eq(test_driver_info(&d).learned_long, CLGC_WAIT_DRIVER_LATE);
     latecb_set_ms(0);
     release_all();
     latecb_set_share(100);
     for (int i = 0; i < 600; i++)
-        (void)wait_gated_to(&d, CL_COMPLETE, 2, SHARE_TRIPS);
+        (void)wait_gated_to(&d, CL_COMPLETE, WHEN_ASLEEP, SHARE_TRIPS);
     info = test_driver_info(&d);
     ck_assert_uint_ge(info.tried, 1);
     ck_assert_int_eq(info.learned_long, CLGC_WAIT_DRIVER_LATE);
@@ -350,7 +358,7 @@ open_late(void *arg)
 static void
 wait_long(struct test_device *d)
 {
-    struct gate g = {NULL, gettid(), CL_COMPLETE, 0};
+    struct gate g = {NULL, gettid(), CL_COMPLETE, WHEN_TIMED};
     size_t global = 64;
     int n = 1;
     pthread_t t;
@@ -496,9 +504,10 @@ START_TEST(a_late_driver_whose_own_wait_sleeps_is_waited_in)
 
     latecb_set_ms(-1);
     for (int i = 0; i < 5; i++)
-        ck_assert_int_eq(wait_gated_to(&d, CL_COMPLETE, 1, 2000),
+        ck_assert_int_eq(wait_gated_to(&d, CL_COMPLETE, WHEN_IN_OWN_WAIT, 2000),
                          CLGC_WAIT_PATH_OWN);
-    ck_assert_int_eq(wait_gated_to(&d, -5, 1, 2000), CLGC_WAIT_PATH_OWN);
+    ck_assert_int_eq(wait_gated_to(&d, -5, WHEN_IN_OWN_WAIT, 2000),
+                     CLGC_WAIT_PATH_OWN);
     /* A wait whose short commands are still learned registers its
      * callbacks, and PoCL never calls back for the failed command: what
      * was made is delivered, the rest never will be. */

@@ -166,7 +166,9 @@ trampoline(cl_event event, cl_int status, void *p)
      * (check_late's release_all) must find this one held. */
     atomic_fetch_sub(&unmade, 1);
     /* The delivery thread waits for the head: a callback behind it is
-     * due later (or held as it is), and needs no wakeup. */
+     * due later (or held as it is), and needs no wakeup. Under a share
+     * one may be due sooner; it is delivered after the head all the
+     * same (the tests that set a share wait for one command at a time). */
     if (tail != NULL) {
         tail->next = l;
     } else {

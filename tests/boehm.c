@@ -224,31 +224,29 @@ boehm_stub_depth(void *object, cl_int result)
 
 /* One test case per test, so that CK_RUN_CASE can pick exactly one. */
 void
-boehm_add(Suite *s, const char *name, const TTest *test, int timeout)
+boehm_add(Suite *s, const char *name, const TTest *test)
 {
-    TCase *tc = tcase_create(name);
+    TCase *tc = test_case(name);
 
-    tcase_set_timeout(tc, timeout);
     tcase_add_test(tc, test);
     suite_add_tcase(s, tc);
 }
 
 void
-boehm_add_pocl(Suite *s, const char *name, const TTest *test, int timeout,
-               const char *why)
+boehm_add_pocl(Suite *s, const char *name, const TTest *test, const char *why)
 {
     if (test_elsewhere() != NULL)
         test_add_pocl_only(NULL, test, test->name, why); /* says so */
     else
-        boehm_add(s, name, test, timeout);
+        boehm_add(s, name, test);
 }
 
 void
-boehm_add_premised(Suite *s, const char *name, const TTest *test, int timeout,
+boehm_add_premised(Suite *s, const char *name, const TTest *test,
                    enum test_premise premise, const char *why)
 {
     if (test_driver_does(premise))
-        boehm_add(s, name, test, timeout);
+        boehm_add(s, name, test);
     else
         test_add_premised(NULL, test, test->name, premise, why); /* says so */
 }

@@ -80,19 +80,18 @@ extern cl_platform_id boehm_stub_platform;
 void boehm_stub_open(void);
 int boehm_stub_depth(void *object, cl_int result);
 
-/* A test case of its own for a test, with its timeout. boehm_add_pocl:
+/* A test case of its own for a test. boehm_add_pocl:
  * for a test whose premise is what PoCL does and OpenCL does not promise
  * (why): left out, with a line on stderr, where CLGC_TEST_PLATFORM chose
  * a platform (test_add_pocl_test). boehm_add_premised: for a test that
  * holds only where the driver does what premise says: left out, with a
  * line on stderr, where the chosen platform's driver does not
  * (test_add_premised_test). */
-void boehm_add(Suite *s, const char *name, const TTest *test, int timeout);
-void boehm_add_pocl(Suite *s, const char *name, const TTest *test, int timeout,
+void boehm_add(Suite *s, const char *name, const TTest *test);
+void boehm_add_pocl(Suite *s, const char *name, const TTest *test,
                     const char *why);
 void boehm_add_premised(Suite *s, const char *name, const TTest *test,
-                        int timeout, enum test_premise premise,
-                        const char *why);
+                        enum test_premise premise, const char *why);
 
 /* The suites, one a file, for check_boehm.c's main. */
 Suite *clgc_make_boehm_regions_suite(void);

@@ -171,8 +171,7 @@ main(void)
         return 77; /* automake's "skipped" */
     }
     s = suite_create("alloc");
-    tc = tcase_create("wait");
-    tcase_set_timeout(tc, 120);
+    tc = test_case("wait");
     tcase_add_test(tc, waits_allocate_nothing);
     test_add_pocl_test(tc, own_waits_allocate_nothing,
                        "a clWaitForEvents that sleeps, as PoCL's does");

@@ -426,10 +426,10 @@ clgc_make_boehm_callbacks_suite(void)
     Suite *s = suite_create("boehm");
 
     boehm_add_pocl(s, "pocl callback allocates",
-                   test_pocl_callback_allocates_during_collections, 300,
+                   test_pocl_callback_allocates_during_collections,
                    "PoCL calls one event's callbacks in order on one "
                    "thread");
     boehm_add(s, "build notify allocates",
-              test_build_notify_allocates_and_collects, 300);
+              test_build_notify_allocates_and_collects);
     return s;
 }

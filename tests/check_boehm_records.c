@@ -729,25 +729,25 @@ clgc_make_boehm_records_suite(void)
 {
     Suite *s = suite_create("boehm");
 
-    boehm_add(s, "data notify raw", test_data_notify_raw_is_kept, 120);
-    boehm_add(s, "data notify active", test_data_notify_active_is_kept, 120);
-    boehm_add(s, "data event post", test_data_event_post_is_kept, 120);
-    boehm_add(s, "data queue post", test_data_queue_post_is_kept, 120);
-    boehm_add(s, "data event callback", test_data_event_callback_is_kept, 120);
+    boehm_add(s, "data notify raw", test_data_notify_raw_is_kept);
+    boehm_add(s, "data notify active", test_data_notify_active_is_kept);
+    boehm_add(s, "data event post", test_data_event_post_is_kept);
+    boehm_add(s, "data queue post", test_data_queue_post_is_kept);
+    boehm_add(s, "data event callback", test_data_event_callback_is_kept);
     boehm_add(s, "data event callback skip",
-              test_data_event_callback_is_kept_when_skipping, 120);
+              test_data_event_callback_is_kept_when_skipping);
     boehm_add(s, "data deferred event callback",
-              test_data_deferred_event_callback_is_kept, 120);
+              test_data_deferred_event_callback_is_kept);
     boehm_add(s, "data deferred build notify",
-              test_data_deferred_build_notify_is_kept, 300);
+              test_data_deferred_build_notify_is_kept);
     boehm_add(s, "data without record hooks",
-              test_data_without_record_hooks_is_reclaimed, 120);
+              test_data_without_record_hooks_is_reclaimed);
     boehm_add_premised(s, "records active, freed anywhere",
                        test_records_are_allocated_active_and_freed_anywhere,
-                       300, TEST_DRIVER_THREADS,
+                       TEST_DRIVER_THREADS,
                        "it flushes a kernel behind a user event it sets "
                        "afterwards, on the same thread");
     boehm_add(s, "records of unknown thread",
-              test_records_of_unknown_thread_are_malloced, 120);
+              test_records_of_unknown_thread_are_malloced);
     return s;
 }

@@ -517,23 +517,23 @@ clgc_make_boehm_regions_suite(void)
     /* PoCL's first build in a process compiles with LLVM: slow under
      * ASan. */
     boehm_add(s, "wait in a region",
-              test_wait_in_safe_region_is_never_suspended, 120);
-    boehm_add(s, "wait outside", test_wait_outside_region_is_suspended, 120);
-    boehm_add(s, "build in a wrapper", test_build_in_wrapper_is_never_suspended,
-              300);
-    boehm_add(s, "build outside", test_build_outside_region_is_suspended, 300);
+              test_wait_in_safe_region_is_never_suspended);
+    boehm_add(s, "wait outside", test_wait_outside_region_is_suspended);
+    boehm_add(s, "build in a wrapper",
+              test_build_in_wrapper_is_never_suspended);
+    boehm_add(s, "build outside", test_build_outside_region_is_suspended);
     boehm_add(s, "poll in a region",
-              test_poll_in_safe_region_is_not_interrupted, 60);
-    boehm_add(s, "poll outside", test_poll_outside_region_is_interrupted, 60);
+              test_poll_in_safe_region_is_not_interrupted);
+    boehm_add(s, "poll outside", test_poll_outside_region_is_interrupted);
     boehm_add(s, "nanosleep in a region",
-              test_nanosleep_in_safe_region_is_not_interrupted, 60);
+              test_nanosleep_in_safe_region_is_not_interrupted);
     boehm_add(s, "nanosleep outside",
-              test_nanosleep_outside_region_is_interrupted, 60);
-    boehm_add(s, "nesting", test_regions_nest_three_deep, 60);
+              test_nanosleep_outside_region_is_interrupted);
+    boehm_add(s, "nesting", test_regions_nest_three_deep);
     boehm_add(s, "skip nonblocking",
-              test_skip_nonblocking_skips_only_nonblocking, 120);
-    boehm_add(s, "no skip", test_without_flag_every_command_in_region, 120);
-    boehm_add(s, "install twice", test_install_twice_is_already, 60);
-    boehm_add(s, "install after use", test_install_after_use_is_in_use, 120);
+              test_skip_nonblocking_skips_only_nonblocking);
+    boehm_add(s, "no skip", test_without_flag_every_command_in_region);
+    boehm_add(s, "install twice", test_install_twice_is_already);
+    boehm_add(s, "install after use", test_install_after_use_is_in_use);
     return s;
 }

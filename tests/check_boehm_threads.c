@@ -509,22 +509,21 @@ clgc_make_boehm_threads_suite(void)
     Suite *s = suite_create("boehm");
 
     boehm_add_pocl(s, "pocl callback thread",
-                   test_pocl_callback_thread_is_registered_once, 300,
+                   test_pocl_callback_thread_is_registered_once,
                    "PoCL calls one event's callbacks on one thread");
     boehm_add_premised(s, "closure on pocl thread",
-                       test_closure_on_pocl_thread_is_active, 300,
+                       test_closure_on_pocl_thread_is_active,
                        TEST_DRIVER_THREADS,
                        "it flushes a kernel behind a user event it sets "
                        "afterwards, and wants the callbacks on the "
                        "driver's thread");
-    boehm_add(s, "plain thread exit", test_plain_thread_is_unregistered_at_exit,
-              60);
-    boehm_add(s, "attach", test_attach_registers_only_unknown_threads, 60);
+    boehm_add(s, "plain thread exit",
+              test_plain_thread_is_unregistered_at_exit);
+    boehm_add(s, "attach", test_attach_registers_only_unknown_threads);
     boehm_add(s, "exit in a region",
-              test_thread_exiting_in_a_region_is_unregistered, 60);
+              test_thread_exiting_in_a_region_is_unregistered);
     boehm_add(s, "exit in an active region",
-              test_thread_exiting_in_an_active_region_is_unregistered, 60);
-    boehm_add(s, "unknown thread", test_wrapper_on_unknown_thread_runs_outside,
-              120);
+              test_thread_exiting_in_an_active_region_is_unregistered);
+    boehm_add(s, "unknown thread", test_wrapper_on_unknown_thread_runs_outside);
     return s;
 }

@@ -818,9 +818,8 @@ Suite *
 clgc_make_callback_suite(void)
 {
     Suite *s = suite_create("callback");
-    TCase *tc = tcase_create("delivery");
+    TCase *tc = test_case("delivery");
 
-    tcase_set_timeout(tc, 120);
     test_add_pocl_test(tc, event_callback_on_a_complete_event_runs_inline,
                        "PoCL calls back inline for a complete event");
     test_add_premised_test(
@@ -859,9 +858,8 @@ Suite *
 clgc_make_callback_threads_suite(void)
 {
     Suite *s = suite_create("threads");
-    TCase *tc = tcase_create("deferred callbacks");
+    TCase *tc = test_case("deferred callbacks");
 
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, deferred_callbacks_from_four_threads_arrive_once);
     suite_add_tcase(s, tc);
     return s;

@@ -13,6 +13,7 @@
 
 #include <check.h>
 
+#include "bound.h"
 #include "clgc.h"
 
 static void *
@@ -181,20 +182,19 @@ int
 main(void)
 {
     Suite *s = suite_create("default");
-    TCase *tc = tcase_create("none");
+    TCase *tc = test_case("none");
     SRunner *sr;
     int failed;
 
     tcase_add_test(tc, default_runtime_tracks_regions);
     tcase_add_test(tc, install_after_first_use_is_refused);
     suite_add_tcase(s, tc);
-    tc = tcase_create("wait");
-    tcase_set_timeout(tc, 120);
+    tc = test_case("wait");
     tcase_add_test(tc, environment_makes_waits_blocking);
     tcase_add_test(tc, basic_device_wait_finishes);
     suite_add_tcase(s, tc);
 #ifdef CLGC_DEBUG
-    tc = tcase_create("unbalanced");
+    tc = test_case("unbalanced");
     tcase_add_test_raise_signal(tc, hook_that_skips_fn_aborts, SIGABRT);
     tcase_add_test_raise_signal(tc, hook_that_runs_fn_twice_aborts, SIGABRT);
     suite_add_tcase(s, tc);

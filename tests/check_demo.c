@@ -31,6 +31,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "bound.h"
+
 #define DEMO "'" CLGC_DEMO "'"
 
 /* The demo's output and exit status. */
@@ -250,12 +252,11 @@ int
 main(void)
 {
     Suite *s = suite_create("demo");
-    TCase *tc = tcase_create("demo");
+    TCase *tc = test_case("demo");
     SRunner *sr;
     int failed;
 
     tcase_add_unchecked_fixture(tc, demo_run, NULL);
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, demo_runs_and_prints_json_lines);
     tcase_add_test(tc, safepoint_collections_wait_for_raw_calls);
     tcase_add_test(tc, safepoint_ticker_stalls_in_raw_kernel);

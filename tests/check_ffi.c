@@ -817,7 +817,7 @@ Suite *
 clgc_make_ffi_suite(void)
 {
     Suite *s = suite_create("ffi");
-    TCase *tc = tcase_create("signatures");
+    TCase *tc = test_case("signatures");
 
     tcase_add_test(tc, bad_signatures_are_refused);
     tcase_add_test(tc, null_arguments_are_refused);
@@ -825,14 +825,13 @@ clgc_make_ffi_suite(void)
     tcase_add_test(tc, narrow_results_reach_c_callers);
     tcase_add_test(tc, most_arguments_are_accepted);
     suite_add_tcase(s, tc);
-    tc = tcase_create("dispatch");
+    tc = test_case("dispatch");
     tcase_add_test(tc, handler_inside_a_safe_region_runs_active);
     tcase_add_test(tc, pocl_calls_back_inside_a_wrapper);
     tcase_add_test(tc, handler_on_an_active_thread_runs_directly);
     tcase_add_test(tc, refused_attach_gives_a_zero_result);
     suite_add_tcase(s, tc);
-    tc = tcase_create("lifetime");
-    tcase_set_timeout(tc, 60);
+    tc = test_case("lifetime");
     /* Frees racing calls on other threads: the TSan build runs them. */
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, create_and_free_leave_nothing);
@@ -840,7 +839,7 @@ clgc_make_ffi_suite(void)
     tcase_add_test(tc, free_waits_for_calls_in_flight);
     tcase_add_test(tc, free_waits_for_a_call_on_its_way_in);
     suite_add_tcase(s, tc);
-    tc = tcase_create("generic");
+    tc = test_case("generic");
     tcase_add_checked_fixture(tc, fw_setup, fw_teardown);
     tcase_add_loop_test(tc, every_command_calls_generically, 0, TEST_FORWARD_N);
     tcase_add_test(tc, unknown_command_is_refused);
@@ -1035,9 +1034,8 @@ Suite *
 clgc_make_ffi_threads_suite(void)
 {
     Suite *s = suite_create("threads");
-    TCase *tc = tcase_create("closures");
+    TCase *tc = test_case("closures");
 
-    tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, closure_from_many_plain_threads);
     tcase_add_test(tc, one_shot_closures_free_themselves_on_many_threads);

@@ -350,7 +350,7 @@ fw_select_cases(void)
 static TCase *
 fw_tcase(const char *name)
 {
-    TCase *tc = tcase_create(name);
+    TCase *tc = test_case(name);
 
     tcase_add_checked_fixture(tc, fw_setup, fw_teardown);
     return tc;

@@ -866,7 +866,7 @@ int
 main(void)
 {
     Suite *s = suite_create("late");
-    TCase *tc = tcase_create("late");
+    TCase *tc = test_case("late");
     SRunner *sr;
     int failed, err = test_rt_install();
 
@@ -875,7 +875,6 @@ main(void)
                 clgc_strerror(err));
         return EXIT_FAILURE;
     }
-    tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, pocl_is_learned_prompt);
     tcase_add_test(tc, a_crowd_of_first_waits_teaches_nothing);

@@ -353,13 +353,13 @@ Suite *
 clgc_make_names_suite(void)
 {
     Suite *s = suite_create("names");
-    TCase *tc = tcase_create("errors");
+    TCase *tc = test_case("errors");
 
     tcase_add_test(tc, error_names_are_the_registrys);
     tcase_add_test(tc, every_error_name_finds_its_code);
     tcase_add_test(tc, unknown_error_codes_have_no_name);
     suite_add_tcase(s, tc);
-    tc = tcase_create("infos");
+    tc = test_case("infos");
     tcase_add_test(tc, every_family_resolves);
     tcase_add_test(tc, known_infos_have_their_types);
     tcase_add_test(tc, info_types_have_names);
@@ -369,7 +369,7 @@ clgc_make_names_suite(void)
     tcase_add_test(tc, enum_names_find_their_values);
     tcase_add_test(tc, one_call_answers_every_family);
     suite_add_tcase(s, tc);
-    tc = tcase_create("kinds");
+    tc = test_case("kinds");
     tcase_add_test(tc, object_kinds_name_their_commands);
     suite_add_tcase(s, tc);
     return s;

@@ -576,9 +576,8 @@ Suite *
 clgc_make_notify_suite(void)
 {
     Suite *s = suite_create("notify");
-    TCase *tc = tcase_create("async");
+    TCase *tc = test_case("async");
 
-    tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, raw_handler_runs_once_with_the_status);
     tcase_add_test(tc, failure_is_delivered_by_the_watcher);

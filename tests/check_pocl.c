@@ -312,18 +312,14 @@ Suite *
 clgc_make_pocl_suite(void)
 {
     Suite *s = suite_create("pocl");
-    TCase *tc = tcase_create("program");
+    TCase *tc = test_case("program");
 
-    /* The first build of a process compiles with LLVM: slow under ASan. */
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, program_runs_through_wrappers_inside_regions);
     suite_add_tcase(s, tc);
-    tc = tcase_create("extensions");
-    tcase_set_timeout(tc, 120);
+    tc = test_case("extensions");
     tcase_add_test(tc, extension_functions_resolve_for_pocl);
     suite_add_tcase(s, tc);
-    tc = tcase_create("bad input");
-    tcase_set_timeout(tc, 120);
+    tc = test_case("bad input");
     tcase_add_test(tc, null_objects_get_their_error);
     tcase_add_test(tc, released_objects_get_their_error);
     test_add_pocl_test(tc, missing_entry_is_invalid_operation,

@@ -818,9 +818,8 @@ Suite *
 clgc_make_queue_suite(void)
 {
     Suite *s = suite_create("queue");
-    TCase *tc = tcase_create("queue");
+    TCase *tc = test_case("queue");
 
-    tcase_set_timeout(tc, 120);
     test_add_pocl_test(tc, queue_fd_says_when_to_drain,
                        "PoCL calls back inside clSetUserEventStatus");
     tcase_add_test(tc, bounded_drain_keeps_the_fd_readable);
@@ -962,9 +961,8 @@ Suite *
 clgc_make_queue_threads_suite(void)
 {
     Suite *s = suite_create("threads");
-    TCase *tc = tcase_create("queue close races");
+    TCase *tc = test_case("queue close races");
 
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, close_races_the_posted_completion);
     tcase_add_test(tc, close_races_the_deferred_callback);
     suite_add_tcase(s, tc);

@@ -321,7 +321,7 @@ Suite *
 clgc_make_runtime_suite(void)
 {
     Suite *s = suite_create("runtime");
-    TCase *tc = tcase_create("install");
+    TCase *tc = test_case("install");
 
     tcase_add_test(tc, install_again_is_refused);
     tcase_add_test(tc, install_checks_its_argument);
@@ -329,21 +329,21 @@ clgc_make_runtime_suite(void)
     tcase_add_test(tc, install_reads_only_its_version);
     tcase_add_test(tc, installed_copy_is_in_force);
     suite_add_tcase(s, tc);
-    tc = tcase_create("regions");
+    tc = test_case("regions");
     tcase_add_test(tc, regions_nest_to_depth_three);
     tcase_add_test(tc, active_outside_a_region_calls_directly);
     suite_add_tcase(s, tc);
-    tc = tcase_create("threads");
+    tc = test_case("threads");
     tcase_add_test(tc, attach_is_idempotent_and_detach_undoes_it);
     tcase_add_test(tc, detach_inside_a_region_is_refused);
     tcase_add_test(tc, exiting_thread_is_detached);
     tcase_add_test(tc, refused_attach_leaves_thread_detached);
     tcase_add_test(tc, attach_of_a_known_thread_is_not_undone);
     suite_add_tcase(s, tc);
-    tc = tcase_create("errors");
+    tc = test_case("errors");
     tcase_add_test(tc, every_error_has_a_name_and_message);
     suite_add_tcase(s, tc);
-    tc = tcase_create("version");
+    tc = test_case("version");
     tcase_add_test(tc, version_is_the_headers_numbers);
     suite_add_tcase(s, tc);
     return s;
@@ -636,7 +636,7 @@ Suite *
 clgc_make_commands_suite(void)
 {
     Suite *s = suite_create("commands");
-    TCase *tc = tcase_create("metadata");
+    TCase *tc = test_case("metadata");
 
     tcase_add_test(tc, commands_are_all_there_in_order);
     tcase_add_test(tc, command_metadata_matches_the_api);

@@ -280,10 +280,9 @@ clgc_make_safepoint_callbacks_suite(void)
     Suite *s = suite_create("threads");
     /* After the "threads" case (check_safepoint_threads.c), which counts
      * every registered thread: the PoCL thread these attach stays
-     * attached until it exits. A build, slow under the sanitizers. */
-    TCase *tc = tcase_create("pocl callback");
+     * attached until it exits. */
+    TCase *tc = test_case("pocl callback");
 
-    tcase_set_timeout(tc, 300);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     test_add_pocl_test(tc, callback_on_pocl_thread_parks_for_collections,
                        "PoCL calls one event's callbacks in order on one "

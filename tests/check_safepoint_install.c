@@ -158,7 +158,7 @@ Suite *
 clgc_make_safepoint_install_suite(void)
 {
     Suite *s = suite_create("safepoint");
-    TCase *tc = tcase_create("install");
+    TCase *tc = test_case("install");
 
     /* First: see the top of check_safepoint.c. */
     tcase_add_test(tc, install_after_use_is_einuse);

@@ -372,10 +372,8 @@ Suite *
 clgc_make_safepoint_order_suite(void)
 {
     Suite *s = suite_create("safepoint");
-    TCase *tc = tcase_create("order");
+    TCase *tc = test_case("order");
 
-    /* PoCL's first build in a process takes seconds here. */
-    tcase_set_timeout(tc, 60);
     test_add_pocl_test(tc, collection_completes_during_wrapped_build,
                        "PoCL builds on the calling thread");
     test_add_pocl_test(tc, collection_waits_for_raw_build,

@@ -286,7 +286,7 @@ Suite *
 clgc_make_safepoint_regions_suite(void)
 {
     Suite *s = suite_create("safepoint");
-    TCase *tc = tcase_create("regions");
+    TCase *tc = test_case("regions");
 
     tcase_add_test(tc, regions_nest_to_depth_three);
     tcase_add_test(tc, call_active_leaves_a_running_thread_running);

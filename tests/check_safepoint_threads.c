@@ -200,9 +200,8 @@ Suite *
 clgc_make_safepoint_threads_suite(void)
 {
     Suite *s = suite_create("threads");
-    TCase *tc = tcase_create("threads");
+    TCase *tc = test_case("threads");
 
-    tcase_set_timeout(tc, 60);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, mutators_collector_and_wrappers_at_once);
     suite_add_tcase(s, tc);

@@ -344,9 +344,8 @@ Suite *
 clgc_make_threads_suite(void)
 {
     Suite *s = suite_create("threads");
-    TCase *tc = tcase_create("concurrent");
+    TCase *tc = test_case("concurrent");
 
-    tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     test_add_pocl_test(tc, wrappers_from_many_threads,
                        "PoCL's own extension clSetContentSizeBufferPoCL");

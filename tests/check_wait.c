@@ -468,9 +468,8 @@ Suite *
 clgc_make_wait_suite(void)
 {
     Suite *s = suite_create("wait");
-    TCase *tc = tcase_create("cooperative");
+    TCase *tc = test_case("cooperative");
 
-    tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     test_add_premised_test(tc, wait_sleeps_until_the_callback,
                            TEST_DRIVER_THREADS,
@@ -486,8 +485,7 @@ clgc_make_wait_suite(void)
     tcase_add_test(tc, huge_poll_budget_is_refused);
     tcase_add_test(tc, failed_user_events_leave_no_damage);
     suite_add_tcase(s, tc);
-    tc = tcase_create("environment");
-    tcase_set_timeout(tc, 120);
+    tc = test_case("environment");
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, poll_budget_from_the_environment);
     suite_add_tcase(s, tc);

@@ -382,7 +382,7 @@ int
 main(void)
 {
     Suite *s = suite_create("watch");
-    TCase *tc = tcase_create("watch");
+    TCase *tc = test_case("watch");
     SRunner *sr;
     int failed, err = test_rt_install();
 
@@ -391,7 +391,6 @@ main(void)
                 clgc_strerror(err));
         return EXIT_FAILURE;
     }
-    tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, the_watcher_costs_little);
     tcase_add_test(tc, a_late_wait_callback_is_harmless);

@@ -10,6 +10,7 @@
 #include <semaphore.h>
 #include <sys/types.h>
 
+#include "bound.h"
 #include "clgc.h"
 
 /* Install the recording runtime. Called once, by main(). */
@@ -136,7 +137,7 @@ void *test_set_status(void *setter);
  * CK_TIMEOUT_MULTIPLIER, as Check's timeouts are), fails it with
  * "waited N s for " and the message: what it waited for and what it
  * saw. */
-#define TEST_AWAIT_S 30
+#define TEST_AWAIT_S 60
 struct test_await {
     long deadline_ns;
     unsigned long naps;

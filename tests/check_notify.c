@@ -394,7 +394,7 @@ child_work(cl_context context)
     struct seen s;
     pthread_t t;
 
-    alarm(20);
+    alarm(60);
     seen_init(&s);
     if (clgc_event_notify(failed, CLGC_NOTIFY_RAW, record, &s) != CL_SUCCESS)
         return 2;

@@ -24,8 +24,8 @@
 #include <CL/cl.h>
 
 /* Seconds before SIGALRM ends a mode that hangs, and a forked child. */
-#define LIMIT_S 60
-#define CHILD_LIMIT_S 20
+#define LIMIT_S 120
+#define CHILD_LIMIT_S 60
 #define MARKERS 10000
 
 struct cl {

@@ -18,10 +18,8 @@
  *           poll() on it; the fastest a completion queue woken through a
  *           descriptor could be, whatever watches the event
  *   seed    no clgc: the strategy of the seed this project answers
- *           (GPUToolbox's cooperative_wait for PoCL, written again from
- *           its description): look at the status for at most 10 us,
- *           then register a completion callback and sleep on a condition
- *           variable until it signals
+ *           (bench/seed.h): look at the status for at most 10 us, then
+ *           a completion callback and a sleep on a condition variable
  *
  * and the table gives the wall time of a launch and wait, and the CPU time
  * the waiting thread spent (CLOCK_THREAD_CPUTIME_ID), each the median over
@@ -61,6 +59,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "seed.h"
 #include "clgc.h"
 #include "../tests/latecb.h"
 
@@ -143,51 +142,6 @@ static void
 done_cb(cl_event event, cl_int status, void *data)
 {
     *(int *)data = status == CL_COMPLETE ? 1 : -1;
-}
-
-/* The seed's wait: its callback signals the waiter's condition. */
-struct seed {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int done;
-};
-
-static void
-seed_cb(cl_event event, cl_int status, void *data)
-{
-    struct seed *w = data;
-
-    (void)event;
-    pthread_mutex_lock(&w->lock);
-    w->done = status == CL_COMPLETE ? 1 : -1;
-    pthread_cond_signal(&w->cond);
-    pthread_mutex_unlock(&w->lock);
-}
-
-static cl_int
-seed_wait(cl_event ev)
-{
-    struct seed w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
-    double until = bench_now_ns() + 10000;
-    cl_int status = CL_QUEUED;
-
-    do {
-        if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                           sizeof(status), &status, NULL) != CL_SUCCESS)
-            return CL_INVALID_EVENT;
-        if (status <= CL_COMPLETE)
-            return status == CL_COMPLETE
-                       ? CL_SUCCESS
-                       : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    } while (bench_now_ns() < until);
-    if (clSetEventCallback(ev, CL_COMPLETE, seed_cb, &w) != CL_SUCCESS)
-        return CL_INVALID_EVENT;
-    pthread_mutex_lock(&w.lock);
-    while (w.done == 0)
-        pthread_cond_wait(&w.cond, &w.lock);
-    pthread_mutex_unlock(&w.lock);
-    return w.done == 1 ? CL_SUCCESS
-                       : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
 }
 
 static void

@@ -37,9 +37,10 @@ static const char *const about[] = {
 
 static const char *const path_name[] = {"none", "poll", "callback", "blocking",
                                         "backoff"};
-static const char *const wait_name[] = {"raw", "clgc", "queue"};
+static const char *const wait_name[] = {"raw", "clgc", "queue", "seed"};
 static const char *const wait_call[] = {
-    "clWaitForEvents", "clgc_wait_for_events", "clgc_event_post + poll()"};
+    "clWaitForEvents", "clgc_wait_for_events", "clgc_event_post + poll()",
+    "seed's cooperative_wait"};
 
 static void
 usage(FILE *f)

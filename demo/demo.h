@@ -16,7 +16,13 @@ struct demo_options {
 enum { DEMO_CLGC, DEMO_RAW, DEMO_SIDES };
 
 /* The short waits timed against each other. */
-enum { DEMO_WAIT_RAW, DEMO_WAIT_CLGC, DEMO_WAIT_QUEUE, DEMO_WAITS };
+enum {
+    DEMO_WAIT_RAW,
+    DEMO_WAIT_CLGC,
+    DEMO_WAIT_QUEUE,
+    DEMO_WAIT_SEED, /* bench/seed.h */
+    DEMO_WAITS
+};
 
 /* Short waits of each kind, after warming up. */
 #define DEMO_SAMPLES 101

@@ -8,8 +8,9 @@
  * collects every millisecond or so, and a ticker, a mutator that allocates
  * and ticks every millisecond. Both sleep inside a safe region, as a VM's
  * own blocking calls do. Counters say what the runtime got done while A
- * was in OpenCL. Then the main thread times short launches and waits three
- * ways: clWaitForEvents, clgc_wait_for_events, a completion queue. */
+ * was in OpenCL. Then the main thread times short launches and waits four
+ * ways: clWaitForEvents, clgc_wait_for_events, a completion queue, and
+ * a fourth without clgc, the seed's (bench/seed.h). */
 
 #include "config.h"
 
@@ -35,6 +36,7 @@
 #include "clgc/boehm.h"
 #endif
 
+#include "../bench/seed.h"
 #include "../tests/refvm.h"
 #include "../tests/slow.h"
 #include "clgc.h"
@@ -404,8 +406,9 @@ queue_wait(cl_event ev)
 static cl_int
 spin_wait(long trips, int how)
 {
-    const struct demo_calls *c =
-        how == DEMO_WAIT_RAW ? &raw_calls : &clgc_calls;
+    const struct demo_calls *c = how == DEMO_WAIT_RAW || how == DEMO_WAIT_SEED
+                                     ? &raw_calls
+                                     : &clgc_calls;
     const size_t one = 1;
     cl_long n = trips;
     cl_event ev;
@@ -418,7 +421,9 @@ spin_wait(long trips, int how)
         return err;
     if (c->flush != NULL)
         c->flush(cl.queue);
-    err = how == DEMO_WAIT_QUEUE ? queue_wait(ev) : c->wait(1, &ev);
+    err = how == DEMO_WAIT_QUEUE  ? queue_wait(ev)
+          : how == DEMO_WAIT_SEED ? seed_wait(ev)
+                                  : c->wait(1, &ev);
     c->release_event(ev);
     return err;
 }

@@ -199,7 +199,7 @@ START_TEST(waits_say_how_they_finished)
     };
 
     for (size_t i = 0; i < sizeof(adapters) / sizeof(adapters[0]); i++) {
-        const char *a = adapters[i], *clgc, *raw, *queue;
+        const char *a = adapters[i], *clgc, *raw, *queue, *seed;
         double waits;
 
         /* A cooperative wait: by the callback, or (one wait in 16, as
@@ -210,6 +210,7 @@ START_TEST(waits_say_how_they_finished)
         raw = demo_find("wait", a, "raw");
         clgc = demo_find("wait", a, "clgc");
         queue = demo_find("wait", a, "queue");
+        seed = demo_find("wait", a, "seed");
         waits = demo_num(clgc, "waits");
         ck_assert_double_gt(waits, 0);
         ck_assert_double_eq(
@@ -217,9 +218,11 @@ START_TEST(waits_say_how_they_finished)
                 demo_num(clgc, "backoff") + demo_num(clgc, "blocking"),
             waits);
         ck_assert_double_eq(demo_num(queue, "waits"), waits);
+        ck_assert_double_eq(demo_num(seed, "waits"), waits);
         ck_assert_double_gt(demo_num(raw, "median_us"), 0);
         ck_assert_double_gt(demo_num(clgc, "median_us"), 0);
         ck_assert_double_gt(demo_num(queue, "median_us"), 0);
+        ck_assert_double_gt(demo_num(seed, "median_us"), 0);
     }
 }
 END_TEST

@@ -2,12 +2,12 @@
 #define CLGC_BOUND_H
 
 /* The one bound of every Check test: a test that runs past it has hung.
- * It is no measure of speed: the slowest test takes a tenth of it on a
- * quiet machine under valgrind, and a loaded machine must not reach it
- * (docs/environment.md). Check multiplies it by CK_TIMEOUT_MULTIPLIER.
- * Every test case is made by test_case, so Check's default of 4 s is in
- * force nowhere. The whole program is bounded too, by tests/bounded.sh,
- * above the sum of its tests. */
+ * It is no measure of speed: it is at least ten times what any test takes
+ * on a quiet machine, plain or, with the CK_TIMEOUT_MULTIPLIER that
+ * ./run test sets for them, under valgrind and the sanitizers
+ * (docs/environment.md); a loaded machine must not reach it. Every test
+ * case is made by test_case, so Check's default of 4 s is in force
+ * nowhere. tests/bounded.sh bounds each whole program besides. */
 
 #include <check.h>
 

@@ -29,7 +29,8 @@
  * - when a wait's look wins, the wait sleeps up to CLGC__LATE_NS more for
  *   its callbacks, with no OpenCL call in between (wait.c, clgc__measure:
  *   NVIDIA makes its callbacks when the program next calls it), and their
- *   lateness is the sample: under CLGC__LATE_NS is prompt, more is late;
+ *   lateness is the sample, late or prompt as clgc__late() says (late
+ *   for its command, or CLGC__LATE_NS late);
  * - when a look of the watcher's wins (it looks only on late platforms),
  *   it leaves a probe on the platform (one at a time): its key, class and
  *   time. The callback of that key, when it comes, measures its
@@ -59,11 +60,11 @@
  * saxpy), their class, once late, stays on the late plan, whose polled waits
  * are the faster for them, until the platform's own wait is learned to sleep
  * (PoCL's is, from waits of long commands): the late plan's waits are then
- * the driver's own, which a try matches. CLGC__LEARN_SAMPLES such tries in a
- * row turn the class prompt, and each of them brings the tries back to one
- * wait in CLGC__RECOVER_MIN. A try of a class not learned yet is its sample
- * (while the other class is late, no wait samples it). Any other try (a
- * callback late, or a prompt class: a waste) halves how often they come,
+ * the driver's own, which a try matches. CLGC__LEARN_SAMPLES such tries
+ * more than others turn the class prompt, and each of them brings the tries
+ * back to one wait in CLGC__RECOVER_MIN. A try of a class not learned yet is
+ * its sample (while the other class is late, no wait samples it). Any other try
+ * (a callback late, or a prompt class: a waste) halves how often they come,
  * down to one wait in CLGC__RECOVER_MAX, so that on a driver that is late
  * for good the tries soon cost next to nothing; a class that turns late
  * starts it again at CLGC__RECOVER_MIN. A platform learned late by samples
@@ -99,9 +100,10 @@ struct clgc__learned {
     atomic_uint prompt, late;
     long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
     unsigned nlateness;
+    unsigned late_bits; /* which of them were late, bit i of lateness[i] */
     long waited[CLGC__LEARN_SAMPLES]; /* the late plan's last waits, ns */
     unsigned nwaited;
-    unsigned recovered; /* tries in a row whose callbacks were prompt */
+    unsigned recovered; /* tries whose callbacks were prompt, less others */
 };
 
 struct clgc__driver {
@@ -114,7 +116,7 @@ struct clgc__driver {
     uintptr_t probe;  /* 0: none */
     uintptr_t called; /* the key of the last measured callback */
     long probe_ns;
-    int probe_class;
+    long probe_duration;
     unsigned own_sleeps, own_busy, own_tries;
 };
 
@@ -187,6 +189,7 @@ clgc__strategy_set(clgc_wait_strategy_t s)
             atomic_store(&k->suspect, 0);
             memset(k->lateness, 0, sizeof k->lateness);
             k->nlateness = 0;
+            k->late_bits = 0;
             k->nwaited = 0;
             k->recovered = 0;
         }
@@ -263,25 +266,43 @@ clgc__turn_late(struct clgc__driver *d, struct clgc__learned *k)
     atomic_store(&d->recover_shift, 0);
 }
 
-/* Under d's lock: one sample of class c. The first CLGC__LEARN_SAMPLES
+/* Whether callbacks lateness ns late are late for a command that took
+ * duration ns (driver.h): CLGC__LATE_NS late or more, or late enough to
+ * make a wait that sleeps until them a quarter slower than one that
+ * looks, and CLGC__LATE_MIN_NS late at least. NVIDIA's saxpy callbacks,
+ * ~25 us late on a ~14 us command, are; PoCL's, which mostly come before
+ * a look sees their command done, are not. */
+static int
+clgc__late(long duration, long lateness)
+{
+    return lateness >= CLGC__LATE_NS ||
+           (lateness >= CLGC__LATE_MIN_NS && lateness * 4 >= duration);
+}
+
+/* Under d's lock: one sample, of the class of a command that took
+ * duration ns. The first CLGC__LEARN_SAMPLES
  * decide by majority; after that CLGC__LATE_QUORUM late ones of the last
  * CLGC__LEARN_SAMPLES turn a prompt class late. */
 static void
-clgc__driver_sample(struct clgc__driver *d, int c, long lateness)
+clgc__driver_sample(struct clgc__driver *d, long duration, long lateness)
 {
-    struct clgc__learned *k = &d->classes[c];
+    struct clgc__learned *k = &d->classes[clgc__class_of(duration)];
     unsigned prompt, late, recent = 0, n;
 
-    k->lateness[k->nlateness++ % CLGC__LEARN_SAMPLES] = lateness;
-    if (lateness >= CLGC__LATE_NS)
+    unsigned i = k->nlateness++ % CLGC__LEARN_SAMPLES;
+    int is_late = clgc__late(duration, lateness);
+
+    k->lateness[i] = lateness;
+    k->late_bits = (k->late_bits & ~(1u << i)) | (unsigned)is_late << i;
+    if (is_late)
         late = atomic_fetch_add(&k->late, 1) + 1,
         prompt = atomic_load(&k->prompt);
     else
         prompt = atomic_fetch_add(&k->prompt, 1) + 1,
         late = atomic_load(&k->late);
     n = k->nlateness < CLGC__LEARN_SAMPLES ? k->nlateness : CLGC__LEARN_SAMPLES;
-    for (unsigned i = 0; i < n; i++)
-        recent += k->lateness[i] >= CLGC__LATE_NS;
+    for (i = 0; i < n; i++)
+        recent += k->late_bits >> i & 1;
     switch (atomic_load(&k->learned)) {
     case CLGC_WAIT_DRIVER_LEARNING:
         if (prompt + late < CLGC__LEARN_SAMPLES)
@@ -309,7 +330,7 @@ clgc__driver_lateness(int platform, long duration, long lateness)
     struct clgc__driver *d = &clgc__drivers[platform];
 
     clgc__driver_lock(d);
-    clgc__driver_sample(d, clgc__class_of(duration), lateness);
+    clgc__driver_sample(d, duration, lateness);
     clgc__driver_unlock(d);
 }
 
@@ -341,6 +362,7 @@ clgc__driver_tried(int platform, long wall)
     long waited[CLGC__LEARN_SAMPLES];
     unsigned n, shift;
     int prompt = -1; /* -1: nothing to hold it against */
+    int learned;
 
     clgc__driver_lock(d);
     d->tried++;
@@ -352,7 +374,12 @@ clgc__driver_tried(int platform, long wall)
          * at most an eighth of the wait after the command's end. */
         prompt = wall - waited[n / 2] <= waited[n / 2] / 8;
     }
-    if (prompt == 1 && atomic_load(&k->learned) == CLGC_WAIT_DRIVER_LATE) {
+    learned = atomic_load(&k->learned);
+    /* A class not learned yet (no wait samples it while the other one
+     * is late): the try is its sample. */
+    if (prompt >= 0 && learned == CLGC_WAIT_DRIVER_LEARNING)
+        clgc__driver_sample(d, wall, prompt ? 0 : CLGC__LATE_NS);
+    if (prompt == 1 && learned == CLGC_WAIT_DRIVER_LATE) {
         d->tried_prompt++;
         /* The tries come often again, to make the row. */
         atomic_store(&d->recover_shift, 0);
@@ -360,15 +387,16 @@ clgc__driver_tried(int platform, long wall)
             atomic_store(&k->learned, CLGC_WAIT_DRIVER_PROMPT);
             atomic_store(&k->suspect, 0);
             k->nlateness = 0;
+            k->late_bits = 0;
             k->recovered = 0;
         }
-    } else if (prompt >= 0 &&
-               atomic_load(&k->learned) == CLGC_WAIT_DRIVER_LEARNING) {
-        /* A class not learned yet (no wait samples it while the other
-         * one is late): the try is its sample. */
-        clgc__driver_sample(d, c, prompt ? 0 : CLGC__LATE_NS);
-    } else {
-        k->recovered = 0;
+    } else if (prompt != 1 || learned != CLGC_WAIT_DRIVER_LEARNING) {
+        /* Late, or a waste (a prompt class, or nothing to hold the try
+         * against): the tries come half as often, and the row needs one
+         * more (not all again: on a loaded machine a prompt driver's tries
+         * miss the eighth now and then). */
+        if (k->recovered > 0)
+            k->recovered--;
         shift = atomic_load(&d->recover_shift);
         if ((CLGC__RECOVER_MIN << shift) < CLGC__RECOVER_MAX)
             atomic_store(&d->recover_shift, shift + 1);
@@ -384,13 +412,13 @@ clgc__driver_probe(int platform, uintptr_t key, long duration)
 
     clgc__driver_lock(d);
     if (d->probe != 0 && now - d->probe_ns >= CLGC__LATE_NS) {
-        clgc__driver_sample(d, d->probe_class, now - d->probe_ns);
+        clgc__driver_sample(d, d->probe_duration, now - d->probe_ns);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
     }
     if (d->probe == 0) {
         __atomic_store_n(&d->probe, key, __ATOMIC_SEQ_CST);
         d->probe_ns = now;
-        d->probe_class = clgc__class_of(duration);
+        d->probe_duration = duration;
         /* Its callback may have come between the look and this store, and
          * found no probe: then it was prompt, and the probe must not stay
          * to be counted late by the next look (stale probes made a prompt
@@ -398,7 +426,7 @@ clgc__driver_probe(int platform, uintptr_t key, long duration)
          * its key before it looks for the probe, the probe is stored before
          * this looks for the key: one of the two sees the other. */
         if (__atomic_load_n(&d->called, __ATOMIC_SEQ_CST) == key) {
-            clgc__driver_sample(d, d->probe_class, 0);
+            clgc__driver_sample(d, d->probe_duration, 0);
             __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
         }
     }
@@ -419,7 +447,7 @@ clgc__driver_called(int platform, uintptr_t key)
     now = clgc__clock_ns(CLOCK_MONOTONIC);
     clgc__driver_lock(d);
     if (d->probe == key) {
-        clgc__driver_sample(d, d->probe_class, now - d->probe_ns);
+        clgc__driver_sample(d, d->probe_duration, now - d->probe_ns);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
     }
     clgc__driver_unlock(d);

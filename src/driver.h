@@ -88,8 +88,10 @@ void clgc__driver_tried(int platform, long wall);
 /* Whether the platform's events are looked at rather than awaited:
  * learned late, or CLGC_WAIT_BACKOFF (the watcher's fast watches). */
 int clgc__driver_looks(int platform);
-/* How late a callback may come and still be prompt. */
+/* How late a callback may come and still be prompt: under CLGC__LATE_NS,
+ * and under CLGC__LATE_MIN_NS or a quarter of its command's time. */
 #define CLGC__LATE_NS 1000000L
+#define CLGC__LATE_MIN_NS 10000L
 /* A sample of a command that took duration ns: callbacks this late (0:
  * one came before the poller's own look saw its events done;
  * CLGC__LATE_NS: at least that late). */

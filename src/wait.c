@@ -64,6 +64,9 @@ struct clgc__wait_slot {
     uint64_t state; /* generation << 32 | callbacks to come (+1, the waiter) */
     unsigned seq;   /* futex word: moves whenever the waiter should look */
     int taken;      /* a wait owns the slot */
+    /* When the last callback came: its generation's handle bits << 32 |
+     * the low 32 bits of CLOCK_MONOTONIC ns (clgc__measure). */
+    uint64_t fired;
 };
 
 /* More waits than can be in progress at once in any program. A wait's
@@ -239,13 +242,19 @@ static void CL_CALLBACK
 clgc__wait_fired(cl_event event, cl_int status, void *handle)
 {
     uintptr_t h = (uintptr_t)handle;
-    uint32_t index = clgc__handle_index(h, CLGC__HANDLE_SHIFT);
+    struct clgc__wait_slot *w =
+        &clgc__slots[clgc__handle_index(h, CLGC__HANDLE_SHIFT)];
+    uint32_t gen = clgc__handle_gen(h, CLGC__HANDLE_SHIFT);
 
     (void)event;
     (void)status;
-    if (clgc__slot_count_down(&clgc__slots[index],
-                              clgc__handle_gen(h, CLGC__HANDLE_SHIFT)))
-        clgc__slot_wake(&clgc__slots[index]);
+    if (clgc__slot_count_down(w, gen)) {
+        __atomic_store_n(&w->fired,
+                         (uint64_t)gen << 32 |
+                             (uint32_t)clgc__clock_ns(CLOCK_MONOTONIC),
+                         __ATOMIC_RELEASE);
+        clgc__slot_wake(w);
+    }
 }
 
 /* A free slot, or NULL when every slot is taken. */
@@ -464,7 +473,9 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
 
 /* A sampling wait whose own look saw its commands complete before their
  * callbacks: how late are they? It sleeps up to CLGC__LATE_NS more for
- * them, making no OpenCL call meanwhile, and tells the learner. Not after
+ * them, making no OpenCL call meanwhile, and tells the learner when the
+ * last one came (as it stamped the slot; else when the waiter saw it),
+ * not when the waiter woke, which a look's wakeup costs too. Not after
  * it returns: NVIDIA makes its callbacks when the program next calls it
  * (the next launch, microseconds later in a loop) or on its own 17 to
  * 20 ms later, so a callback awaited after the wait measured the program,
@@ -473,10 +484,12 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
  * docs/performance.md). A failed command is not measured:
  * PoCL never calls back for a failed user event, which is not lateness. */
 static void
-clgc__measure(struct clgc__wait_slot *w, int platform,
+clgc__measure(struct clgc__wait_slot *w, uint32_t gen, int platform,
               const struct clgc__wait_args *a)
 {
     long seen = clgc__clock_ns(CLOCK_MONOTONIC), now = seen;
+    uint64_t fired;
+    int32_t late;
 
     if (clgc__events_outcome(a->n, a->events) != CL_SUCCESS)
         return;
@@ -489,8 +502,16 @@ clgc__measure(struct clgc__wait_slot *w, int platform,
         syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
         now = clgc__clock_ns(CLOCK_MONOTONIC);
     }
-    clgc__driver_lateness(platform, seen - a->start,
-                          clgc__slot_fired(w) ? now - seen : CLGC__LATE_NS);
+    if (!clgc__slot_fired(w)) {
+        clgc__driver_lateness(platform, seen - a->start, CLGC__LATE_NS);
+        return;
+    }
+    fired = __atomic_load_n(&w->fired, __ATOMIC_ACQUIRE);
+    late = (int32_t)((uint32_t)fired - (uint32_t)seen);
+    if ((uint32_t)(fired >> 32) !=
+        clgc__handle_gen_bits(gen, CLGC__HANDLE_SHIFT))
+        late = (int32_t)(now - seen);
+    clgc__driver_lateness(platform, seen - a->start, late > 0 ? late : 0);
 }
 
 /* Sleep until the events are done, as the plan says (driver.h):
@@ -565,7 +586,7 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, struct clgc__plan plan,
             case CLGC__BY_LOOK:
                 path = CLGC_WAIT_PATH_BACKOFF;
                 if (kind == CLGC__PLAN_SAMPLE && !refused)
-                    clgc__measure(w, platform, a);
+                    clgc__measure(w, b.gen, platform, a);
                 goto out;
             case CLGC__BY_CALLBACK:
                 if (kind == CLGC__PLAN_SAMPLE)

@@ -93,6 +93,11 @@
 #define CLGC__OWN_SAMPLES 4
 #define CLGC__OWN_TRIES 32
 
+/* While the long class is not learned, how many waits ask at
+ * CLGC__LONG_NS after one that lasted that long: long commands may come
+ * after it, or it was a short one held up (then the asks run out). */
+#define CLGC__LONG_ASKS 64
+
 /* What is learned of one class of commands. */
 struct clgc__learned {
     atomic_int learned; /* clgc_wait_driver_t */
@@ -111,10 +116,11 @@ struct clgc__driver {
     atomic_int sampling;       /* a wait holds the sampler */
     atomic_uint recover_shift; /* a try one wait in MIN << shift */
     unsigned tried, tried_prompt;
-    atomic_int own;   /* clgc_wait_own_t */
-    atomic_int lock;  /* the probe and the samples */
-    uintptr_t probe;  /* 0: none */
-    uintptr_t called; /* the key of the last measured callback */
+    atomic_int long_asks; /* waits left to ask (clgc__driver_ended) */
+    atomic_int own;       /* clgc_wait_own_t */
+    atomic_int lock;      /* the probe and the samples */
+    uintptr_t probe;      /* 0: none */
+    uintptr_t called;     /* the key of the last measured callback */
     long probe_ns;
     long probe_duration;
     unsigned own_sleeps, own_busy, own_tries;
@@ -194,6 +200,7 @@ clgc__strategy_set(clgc_wait_strategy_t s)
             k->recovered = 0;
         }
         atomic_store(&d->recover_shift, 0);
+        atomic_store(&d->long_asks, 0);
         d->tried = d->tried_prompt = 0;
         atomic_store(&d->own, CLGC_WAIT_OWN_LEARNING);
         d->own_sleeps = d->own_busy = d->own_tries = 0;
@@ -586,6 +593,19 @@ clgc__driver_looks(int platform)
     }
 }
 
+/* Whether a wait asks at CLGC__LONG_NS while the long class is not
+ * learned: one of the CLGC__LONG_ASKS after a long wait. */
+static int
+clgc__long_ask(int platform)
+{
+    atomic_int *left = &clgc__drivers[platform].long_asks;
+    int n = atomic_load_explicit(left, memory_order_relaxed);
+
+    while (n > 0 && !atomic_compare_exchange_weak(left, &n, n - 1))
+        continue;
+    return n > 0;
+}
+
 /* The plan for class c's part of a wait, under CLGC_WAIT_LEARN; without
  * may_sample, never CLGC__PLAN_SAMPLE. */
 static struct clgc__plan
@@ -595,13 +615,18 @@ clgc__plan_for(int platform, int c, int may_sample)
      * NVIDIA a saxpy's callback, "prompt" at 15 us, still made its wait
      * 2.5x the polled one (an H100, CUDA 13). A wait for the short class
      * asks again at CLGC__LONG_NS unless the long one is learned the
-     * same. */
+     * same, or is not learned and no recent wait lasted that long: the
+     * ask is a timed sleep, which costs a short wait microseconds that a
+     * program of short commands alone would pay on every wait for
+     * nothing (clgc__driver_ended notes a long wait). */
     int late = clgc__learned_overall(platform) == CLGC_WAIT_DRIVER_LATE;
     int learned = late ? CLGC_WAIT_DRIVER_LATE : clgc__learned(platform, c);
     int other =
         late ? CLGC_WAIT_DRIVER_LATE : clgc__learned(platform, CLGC__LONG);
     int ask = c == CLGC__SHORT &&
-              (learned == CLGC_WAIT_DRIVER_LEARNING || learned != other);
+              (learned == CLGC_WAIT_DRIVER_LEARNING ||
+               (learned != other && (other != CLGC_WAIT_DRIVER_LEARNING ||
+                                     clgc__long_ask(platform))));
 
     switch (learned) {
     case CLGC_WAIT_DRIVER_PROMPT:
@@ -642,6 +667,15 @@ clgc__plan_for(int platform, int c, int may_sample)
     default:
         return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_LATE, ask};
     }
+}
+
+void
+clgc__driver_ended(int platform, long start)
+{
+    if (clgc__learned(platform, CLGC__LONG) == CLGC_WAIT_DRIVER_LEARNING &&
+        clgc__clock_ns(CLOCK_MONOTONIC) - start >= CLGC__LONG_NS)
+        atomic_store_explicit(&clgc__drivers[platform].long_asks,
+                              CLGC__LONG_ASKS, memory_order_relaxed);
 }
 
 struct clgc__plan

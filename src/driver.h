@@ -78,6 +78,11 @@ struct clgc__plan clgc__driver_plan(int platform);
  * was given up. */
 struct clgc__plan clgc__driver_plan_long(int platform, int may_sample);
 void clgc__driver_sampled(int platform);
+/* A wait that started at start (CLOCK_MONOTONIC ns) and did not ask at
+ * CLGC__LONG_NS ended now: one that lasted that long may show that the
+ * platform runs long commands, and the next waits ask while the long
+ * class is not learned. */
+void clgc__driver_ended(int platform, long start);
 /* A wait on the late plan (CLGC__BECAUSE_LATE, _OWN_LEARNING,
  * _OWN_SLEEPS) took wall ns from its start; a wait that tried callbacks
  * alone (CLGC__BECAUSE_TRYING, a CLGC__PLAN_CALLBACK that holds the

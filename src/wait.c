@@ -712,6 +712,8 @@ clgc__wait_body(void *p)
             CLGC__CL(clWaitForEvents)(a->n, a->events);
             path = CLGC_WAIT_PATH_BLOCKING;
         }
+        if (!plan.ask_long)
+            clgc__driver_ended(platform, a->start);
         /* What a wait on the late plan takes: what a try on callbacks
          * alone is held against (driver.c). */
         if (plan.why == CLGC__BECAUSE_LATE ||

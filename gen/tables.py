@@ -297,6 +297,14 @@ EXPORTS = {
             "clgc_image_shape", "clgc_rect_check",
             # a pointer argument's reach (clgc/ffi.h)
             "clgc_command_reach",
+            # a kernel's argument table (clgc/binding.h)
+            "clgc_kernel_args_check", "clgc_kernel_args_count",
+            "clgc_kernel_args_free",
+            "clgc_kernel_args_kernel", "clgc_kernel_args_kind",
+            "clgc_kernel_args_message", "clgc_kernel_args_new",
+            "clgc_kernel_args_ready", "clgc_kernel_args_set_local",
+            "clgc_kernel_args_set_mem", "clgc_kernel_args_set_sampler",
+            "clgc_kernel_args_set_value",
         ]),
         # For clgc's own libraries only: libclgc-layer hands libclgc the
         # loader's table (src/layer.h). Not part of the interface.

@@ -10,6 +10,7 @@
  *   clgc/commands.h  metadata about every OpenCL command
  *   clgc/names.h     error names, info queries and their types, object kinds
  *   clgc/portable.h  OpenCL the same on every version: command queues
+ *   clgc/binding.h   a binding's safety: kernel argument tables
  *   clgc/wrappers.h  clgc_<name> for every OpenCL command (generated)
  *   clgc/queue.h     completion queues: work run on the owner thread
  *   clgc/wait.h      the cooperative wait, event notifications
@@ -50,6 +51,7 @@
 #include "clgc/commands.h"
 #include "clgc/names.h"
 #include "clgc/portable.h"
+#include "clgc/binding.h"
 #include "clgc/wrappers.h"
 #include "clgc/queue.h"
 #include "clgc/wait.h"

@@ -33,6 +33,7 @@ main(void)
     srunner_add_suite(sr, clgc_make_callback_threads_suite());
     srunner_add_suite(sr, clgc_make_ffi_suite());
     srunner_add_suite(sr, clgc_make_ffi_threads_suite());
+    srunner_add_suite(sr, clgc_make_binding_suite());
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);

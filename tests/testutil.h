@@ -196,6 +196,7 @@ Suite *clgc_make_callback_suite(void);
 Suite *clgc_make_callback_threads_suite(void);
 Suite *clgc_make_ffi_suite(void);
 Suite *clgc_make_ffi_threads_suite(void);
+Suite *clgc_make_binding_suite(void);
 
 /* 1 if thread tid of this process is blocked in futex(2) now (a waiter's
  * sleep, or a lock's), read from /proc/self/task/TID/syscall; 0

@@ -349,20 +349,14 @@ lclgc_handle_release(lua_State *L)
     lclgc_handle *h = lclgc_self(L, "release");
 
     lclgc_handle_drop(h);
-    /* A kernel lets go of its arguments with it (lprogram.c). The held
-     * references may have been finalized already, in the same collection:
-     * their handles stay valid during it, and a dropped one is NULL. */
-    if (lua_getiuservalue(L, 1, 2) == LUA_TTABLE) {
-        lua_pushnil(L);
-        while (lua_next(L, -2) != 0) {
-            lclgc_handle *a = luaL_testudata(L, -1, LCLGC_KERNEL_ARG);
+    /* A kernel lets go of its arguments with it (lprogram.c): its table
+     * may have been finalized already, in the same collection, and a
+     * dropped handle is NULL. */
+    if (lua_getiuservalue(L, 1, 1) == LUA_TUSERDATA) {
+        lclgc_handle *a = luaL_testudata(L, -1, LCLGC_KERNEL_ARGS);
 
-            if (a == NULL)
-                a = luaL_testudata(L, -1, LCLGC_KERNEL_SAMPLER);
-            if (a != NULL)
-                lclgc_handle_drop(a);
-            lua_pop(L, 1);
-        }
+        if (a != NULL)
+            lclgc_handle_drop(a);
     }
     return 0;
 }
@@ -485,6 +479,12 @@ lclgc_rel_sampler(void *o)
 {
     return clgc_clReleaseSampler(o);
 }
+static cl_int
+lclgc_rel_kernel_args(void *o)
+{
+    clgc_kernel_args_free(o);
+    return CL_SUCCESS;
+}
 
 /* Push a handle of the given kind for obj, taking over one reference. */
 void
@@ -500,16 +500,13 @@ lclgc_push_handle(lua_State *L, const char *kind, void *obj)
         {LCLGC_KERNEL, lclgc_rel_kernel},
         {LCLGC_BUFFER, lclgc_rel_mem},
         {LCLGC_EVENT, lclgc_rel_event},
-        {LCLGC_KERNEL_ARG, lclgc_rel_mem},
+        {LCLGC_KERNEL_ARGS, lclgc_rel_kernel_args},
         {LCLGC_IMAGE, lclgc_rel_mem},
         {LCLGC_SAMPLER, lclgc_rel_sampler},
-        {LCLGC_KERNEL_SAMPLER, lclgc_rel_sampler},
     };
-    /* A kernel keeps the buffers set as its arguments in its user value:
-     * clSetKernelArg does not retain them, and a buffer collected while
-     * the kernel can still be launched would be freed under it. */
+    /* A kernel keeps its argument table in its user value (lprogram.c). */
     lclgc_handle *h = lua_newuserdatauv(
-        L, sizeof(*h), strcmp(kind, LCLGC_KERNEL) == 0 ? 2 : 0);
+        L, sizeof(*h), strcmp(kind, LCLGC_KERNEL) == 0 ? 1 : 0);
 
     h->obj = NULL; /* until the metatable is on: a __gc must find nothing */
     h->release = NULL;

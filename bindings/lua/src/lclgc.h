@@ -29,9 +29,9 @@ typedef struct lclgc_state lclgc_state;
 
 /* A handle: an OpenCL object, and how to release it (NULL: nothing to
  * release, as for platforms and root devices). obj is NULL once released.
- * A kernel's handle has two user values: the Lua values set as its
- * arguments, by index, and the references it holds on its buffer
- * arguments (handles of the hidden class LCLGC_KERNEL_ARG). */
+ * A kernel's handle has a user value: its argument table (clgc/binding.h),
+ * a handle of the hidden class LCLGC_KERNEL_ARGS, which holds what the
+ * arguments were set to (lprogram.c). */
 typedef struct lclgc_handle {
     void *obj;
     cl_int (*release)(void *obj);
@@ -48,7 +48,7 @@ typedef struct lclgc_handle {
 #define LCLGC_EVENT "clgc.Event"
 #define LCLGC_LOCAL "clgc.local_mem"
 #define LCLGC_MEMORY "clgc.memory"
-#define LCLGC_KERNEL_ARG "clgc.KernelArg"
+#define LCLGC_KERNEL_ARGS "clgc.KernelArgs"
 #define LCLGC_ERROR "clgc.Error"
 
 /* A Lua function to call in a later drain of the state's queue, on the
@@ -140,6 +140,8 @@ size_t lclgc_type_size(int t);
 size_t lclgc_store_scalar(lua_State *L, int idx, int t, void *out,
                           const char *fn);
 void lclgc_push_scalar(lua_State *L, int t, const void *in);
+/* lprogram.c: raise unless the kernel at idx may be launched. */
+void lclgc_kernel_ready(lua_State *L, int idx, cl_kernel k, const char *fn);
 
 /* levent.c */
 cl_event *lclgc_check_events(lua_State *L, int idx, cl_uint *n, const char *fn);
@@ -156,13 +158,10 @@ void lclgc_open_generic(lua_State *L);
 void lclgc_open_info(lua_State *L);
 
 /* Images, samplers, views, transfers, binaries and linking (limage.c,
- * lxfer.c, lbinary.c). An image is a cl_mem of the class clgc.Image; a
- * kernel holds its sampler arguments as handles of the hidden class
- * LCLGC_KERNEL_SAMPLER, as it holds its buffers. */
+ * lxfer.c, lbinary.c). An image is a cl_mem of the class clgc.Image. */
 #define LCLGC_IMAGE "clgc.Image"
 #define LCLGC_SAMPLER "clgc.Sampler"
 #define LCLGC_VIEW "clgc.View"
-#define LCLGC_KERNEL_SAMPLER "clgc.KernelSampler"
 
 /* lxfer.c: options of transfers, from the table at idx (absent: the
  * defaults). lclgc_opt_wait pushes one value, as lclgc_check_events. */

@@ -108,6 +108,7 @@ lclgc_queue_launch(lua_State *L)
         return lclgc_fail(
             L, fn, CL_INVALID_WORK_DIMENSION, "CL_INVALID_WORK_DIMENSION", NULL,
             "global, local and offset sizes differ in dimensions");
+    lclgc_kernel_ready(L, 2, k, fn);
     err = clgc_clEnqueueNDRangeKernel(q, k, dims, od ? offset : NULL, global,
                                       ld ? local : NULL, nwait, wait, &ev);
     if (err != CL_SUCCESS)

@@ -403,5 +403,4 @@ lclgc_open_image(lua_State *L)
     lclgc_add_methods(L, LCLGC_QUEUE, queue);
     lclgc_new_class(L, LCLGC_IMAGE, NULL);
     lclgc_new_class(L, LCLGC_SAMPLER, NULL);
-    lclgc_new_class(L, LCLGC_KERNEL_SAMPLER, NULL);
 }

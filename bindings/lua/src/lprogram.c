@@ -93,7 +93,7 @@ lclgc_program_build_check(lua_State *L)
 
 /* The options a build is given: the user's, plus -cl-kernel-arg-info,
  * without which Kernel:arg could not tell a pointer argument from a
- * number (lclgc_arg_kind). Pushed on the stack. */
+ * number (clgc/binding.h). Pushed on the stack. */
 static const char *
 lclgc_build_options(lua_State *L, int idx, const char *fn)
 {
@@ -393,330 +393,135 @@ lclgc_store_vector(lua_State *L, int idx, int type_idx, char *out,
     return (n == 3 ? 4 : n) * es;
 }
 
-/* What an argument of the kernel takes, from clGetKernelArgInfo (the
- * binding builds with -cl-kernel-arg-info): OpenCL checks only a value's
- * size, and a long given for a __global pointer, or a local size for one,
- * would be taken for a cl_mem and crash the driver at the launch. */
-enum lclgc_arg_kind {
-    LCLGC_ARG_UNKNOWN, /* no information: the program was built elsewhere */
-    LCLGC_ARG_BUFFER,  /* a __global or __constant pointer */
-    LCLGC_ARG_LOCAL,   /* a __local pointer */
-    LCLGC_ARG_VALUE,   /* a scalar, vector or structure by value */
-    LCLGC_ARG_OTHER,   /* a pipe, a queue, ...: not supported */
-    LCLGC_ARG_IMAGE,   /* an image: a clgc.Image */
-    LCLGC_ARG_SAMPLER  /* a sampler_t: a clgc.Sampler */
-};
-
-/* Whether a by-value type is an opaque one of OpenCL C's (its size is a
- * pointer's, and any number given for it would be taken for one). */
-static int
-lclgc_opaque_type(const char *type)
+/* The kernel's argument table (clgc/binding.h), made at its first
+ * Kernel:arg: its user value, a handle of the hidden class
+ * LCLGC_KERNEL_ARGS whose release frees it (and lets go of the buffers,
+ * images and samplers it holds). NULL if there is none yet and make is
+ * 0. */
+static clgc_kernel_args_t *
+lclgc_kernel_args(lua_State *L, int idx, cl_kernel k, int make, const char *fn)
 {
-    static const char *const opaque[] = {
-        "sampler_t", "queue_t", "clk_event_t", "reserve_id_t", "event_t", NULL};
+    clgc_kernel_args_t *t;
+    cl_int err;
 
-    if (strncmp(type, "image", 5) == 0)
-        return 1;
-    for (int i = 0; opaque[i] != NULL; i++)
-        if (strcmp(type, opaque[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static enum lclgc_arg_kind
-lclgc_arg_kind(lua_State *L, cl_kernel k, lua_Integer i, const char *fn)
-{
-    cl_kernel_arg_address_qualifier aq = 0;
-    cl_kernel_arg_type_qualifier tq = 0;
-    char type[256] = "";
-    cl_int err = clgc_clGetKernelArgInfo(
-        k, (cl_uint)i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(aq), &aq, NULL);
-
-    if (err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
-        return LCLGC_ARG_UNKNOWN;
-    if (err == CL_SUCCESS)
-        err = clgc_clGetKernelArgInfo(k, (cl_uint)i, CL_KERNEL_ARG_TYPE_NAME,
-                                      sizeof(type) - 1, type, NULL);
-    if (err == CL_SUCCESS)
-        err = clgc_clGetKernelArgInfo(
-            k, (cl_uint)i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(tq), &tq, NULL);
-    if (err != CL_SUCCESS)
-        lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL, "argument %I", i);
-    if ((tq & CL_KERNEL_ARG_TYPE_PIPE) != 0)
-        return LCLGC_ARG_OTHER;
-    if (strchr(type, '*') == NULL && strncmp(type, "image", 5) == 0)
-        return LCLGC_ARG_IMAGE;
-    if (strchr(type, '*') == NULL && strcmp(type, "sampler_t") == 0)
-        return LCLGC_ARG_SAMPLER;
-    if (strchr(type, '*') == NULL)
-        return aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && !lclgc_opaque_type(type)
-                   ? LCLGC_ARG_VALUE
-                   : LCLGC_ARG_OTHER;
-    if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL)
-        return LCLGC_ARG_LOCAL;
-    return aq == CL_KERNEL_ARG_ADDRESS_GLOBAL ||
-                   aq == CL_KERNEL_ARG_ADDRESS_CONSTANT
-               ? LCLGC_ARG_BUFFER
-               : LCLGC_ARG_OTHER;
-}
-
-/* The size of a by-value argument of the type OpenCL C calls name
- * ("float4", "uint"), or 0 for a type whose size the name does not tell
- * (a structure, a typedef). */
-static size_t
-lclgc_value_type_size(const char *name)
-{
-    static const struct {
-        const char *name;
-        size_t size;
-    } types[] = {{"char", 1},
-                 {"uchar", 1},
-                 {"short", 2},
-                 {"ushort", 2},
-                 {"int", 4},
-                 {"uint", 4},
-                 {"long", 8},
-                 {"ulong", 8},
-                 {"float", 4},
-                 {"double", 8},
-                 {"half", 2},
-                 {"bool", 1},
-                 {"size_t", sizeof(size_t)}};
-    size_t len = strlen(name), blen = len, n = 1;
-
-    while (blen > 0 && name[blen - 1] >= '0' && name[blen - 1] <= '9')
-        blen--;
-    if (blen < len)
-        n = (size_t)strtoul(name + blen, NULL, 10);
-    if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16)
-        return 0;
-    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
-        if (strlen(types[t].name) == blen &&
-            strncmp(types[t].name, name, blen) == 0)
-            return (n == 3 ? 4 : n) * types[t].size;
-    return 0;
-}
-
-/* Refuse a value whose size is not that of the argument's type, where
- * the type's name tells it: PoCL takes a float2 for a float4 and its
- * kernel then reads past the value. */
-static void
-lclgc_check_value_size(lua_State *L, cl_kernel k, lua_Integer i, size_t size,
-                       const char *fn)
-{
-    char type[256] = "";
-    size_t want;
-
-    if (clgc_clGetKernelArgInfo(k, (cl_uint)i, CL_KERNEL_ARG_TYPE_NAME,
-                                sizeof(type) - 1, type, NULL) != CL_SUCCESS)
-        return; /* no information: the driver's check alone */
-    want = lclgc_value_type_size(type);
-    if (want != 0 && want != size)
-        lclgc_fail(L, fn, CL_INVALID_ARG_SIZE, "CL_INVALID_ARG_SIZE", NULL,
-                   "argument %I of the kernel is a %s (%I bytes), got %I bytes",
-                   i, type, (lua_Integer)want, (lua_Integer)size);
-}
-
-/* The least local memory of the kernel's devices. */
-static cl_ulong
-lclgc_local_limit(lua_State *L, cl_kernel k, const char *fn)
-{
-    cl_program p = NULL;
-    cl_device_id ids[16];
-    size_t size = 0;
-    cl_ulong least = 0;
-    cl_int err =
-        clgc_clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(p), &p, NULL);
-
-    if (err == CL_SUCCESS)
-        err = clgc_clGetProgramInfo(p, CL_PROGRAM_DEVICES, sizeof(ids), ids,
-                                    &size);
-    for (size_t d = 0; err == CL_SUCCESS && d < size / sizeof(ids[0]); d++) {
-        cl_ulong n = 0;
-
-        err = clgc_clGetDeviceInfo(ids[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof(n),
-                                   &n, NULL);
-        if (d == 0 || n < least)
-            least = n;
+    if (lua_getiuservalue(L, idx, 1) == LUA_TUSERDATA) {
+        t = ((lclgc_handle *)lua_touserdata(L, -1))->obj;
+        lua_pop(L, 1);
+        return t;
     }
-    if (err != CL_SUCCESS)
+    lua_pop(L, 1);
+    if (!make)
+        return NULL;
+    if ((t = clgc_kernel_args_new(k, &err)) == NULL)
         lclgc_cl_error(L, fn, err);
-    return least;
+    lclgc_push_handle(L, LCLGC_KERNEL_ARGS, t);
+    lua_setiuservalue(L, idx, 1);
+    return t;
 }
 
-/* Refuse a local size that, with the kernel's other local arguments (its
- * user value 1, by index), exceeds the devices' local memory: PoCL asserts
- * at the launch instead of failing it. */
-static void
-lclgc_check_local(lua_State *L, cl_kernel k, lua_Integer i, size_t size,
-                  const char *fn)
+/* Raise the table's failure err, with its sentence. */
+static int
+lclgc_args_error(lua_State *L, clgc_kernel_args_t *t, cl_int err,
+                 const char *fn)
 {
-    cl_ulong limit = lclgc_local_limit(L, k, fn), total = size;
-
-    if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) {
-        lua_pushnil(L);
-        while (lua_next(L, -2) != 0) {
-            size_t *s = luaL_testudata(L, -1, LCLGC_LOCAL);
-
-            if (s != NULL && lua_tointeger(L, -2) != i)
-                total += *s;
-            lua_pop(L, 1);
-        }
-    }
-    lua_pop(L, 1);
-    if (size > limit || total > limit)
-        lclgc_fail(
-            L, fn, CL_INVALID_ARG_SIZE, "CL_INVALID_ARG_SIZE", NULL,
-            "argument %I: %I bytes of local memory, more than the device's %I",
-            i, (lua_Integer)total, (lua_Integer)limit);
+    return lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL, "%s",
+                      clgc_kernel_args_message(t));
 }
 
-/* The value for an argument of the given kind, refused unless it fits. */
-static void
-lclgc_check_arg_kind(lua_State *L, enum lclgc_arg_kind kind, lua_Integer i,
-                     const char *fn)
+/* Raise unless the kernel may be launched: every argument set, where
+ * they were set through Kernel:arg (Queue:launch). */
+void
+lclgc_kernel_ready(lua_State *L, int idx, cl_kernel k, const char *fn)
 {
-    static const char *const wants[] = {
-        NULL,
-        "a __global or __constant pointer: " LCLGC_BUFFER,
-        "a __local pointer: " LCLGC_LOCAL,
-        "a value: a number with its type, a table of numbers with a "
-        "vector type or a string of a structure's bytes",
-        NULL,
-        "an image: " LCLGC_IMAGE,
-        "a sampler: " LCLGC_SAMPLER};
-    int ok = kind == LCLGC_ARG_UNKNOWN ||
-             (kind == LCLGC_ARG_BUFFER &&
-              luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) ||
-             (kind == LCLGC_ARG_LOCAL &&
-              luaL_testudata(L, 3, LCLGC_LOCAL) != NULL) ||
-             (kind == LCLGC_ARG_VALUE &&
-              (lua_type(L, 3) == LUA_TNUMBER || lua_type(L, 3) == LUA_TTABLE ||
-               lua_type(L, 3) == LUA_TSTRING)) ||
-             (kind == LCLGC_ARG_IMAGE &&
-              luaL_testudata(L, 3, LCLGC_IMAGE) != NULL) ||
-             (kind == LCLGC_ARG_SAMPLER &&
-              luaL_testudata(L, 3, LCLGC_SAMPLER) != NULL);
+    clgc_kernel_args_t *t = lclgc_kernel_args(L, idx, k, 0, fn);
+    cl_int err = t != NULL ? clgc_kernel_args_ready(t) : CL_SUCCESS;
 
-    if (kind == LCLGC_ARG_OTHER)
-        lclgc_error(L,
-                    "%s: argument %I of the kernel is of a kind clgc "
-                    "cannot set (pipe, queue, ...)",
-                    fn, i);
-    if (!ok)
-        lclgc_error(L,
-                    "%s: argument #3: argument %I of the kernel is %s, "
-                    "got %s",
-                    fn, i, wants[kind], lclgc_typename(L, 3));
-}
-
-/* Keep what argument i holds for as long as the kernel can be launched:
- * user value 1 keeps the Lua value (a buffer's handle, a clgc.Local), user
- * value 2 a reference of the kernel's own on a buffer, since
- * clSetKernelArg retains nothing and a buffer's :release() must not free
- * it under the kernel. Replacing the argument lets the old one go. */
-static void
-lclgc_keep_arg(lua_State *L, lua_Integer i, void *held, const char *kind)
-{
-    for (int uv = 1; uv <= 2; uv++) {
-        if (lua_getiuservalue(L, 1, uv) != LUA_TTABLE) {
-            lua_pop(L, 1);
-            lua_newtable(L);
-            lua_pushvalue(L, -1);
-            lua_setiuservalue(L, 1, uv);
-        }
-    }
-    if (lua_rawgeti(L, -1, i) == LUA_TUSERDATA)
-        lclgc_handle_drop(lua_touserdata(L, -1));
-    lua_pop(L, 1);
-    if (held != NULL && (strcmp(kind, LCLGC_KERNEL_SAMPLER) == 0
-                             ? clgc_clRetainSampler(held)
-                             : clgc_clRetainMemObject(held)) == CL_SUCCESS)
-        lclgc_push_handle(L, kind, held);
-    else
-        lua_pushnil(L);
-    lua_rawseti(L, -2, i);
-    if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL ||
-        luaL_testudata(L, 3, LCLGC_IMAGE) != NULL ||
-        luaL_testudata(L, 3, LCLGC_SAMPLER) != NULL ||
-        luaL_testudata(L, 3, LCLGC_LOCAL) != NULL)
-        lua_pushvalue(L, 3);
-    else
-        lua_pushnil(L);
-    lua_rawseti(L, -3, i);
-    lua_pop(L, 2);
+    if (err != CL_SUCCESS)
+        lclgc_args_error(L, t, err, fn);
 }
 
 /* Kernel:arg(index, value [, type]): index from 0, as OpenCL counts. value
- * is a Buffer, clgc.local_mem(bytes), or a number with its type. */
+ * is a Buffer, an Image, a Sampler, clgc.local_mem(bytes), a number with
+ * its type, a table of numbers with a vector type, or a string of a
+ * structure's bytes; the library checks it against what the kernel
+ * declares, and holds the objects. */
 static int
 lclgc_kernel_arg(lua_State *L)
 {
     const char *fn = "clgc.Kernel:arg";
     cl_kernel k = lclgc_check(L, 1, LCLGC_KERNEL, fn);
     lua_Integer i = lclgc_checkint(L, 2, fn);
+    clgc_kernel_args_t *t;
     union {
         cl_double d;
         cl_ulong u;
-        cl_mem m;
-        cl_sampler s;
         char bytes[128]; /* a vector: at most 16 elements of 8 bytes */
     } v;
     size_t size;
     const void *arg = &v;
-    void *held = NULL;
-    const char *held_kind = LCLGC_KERNEL_ARG;
-    enum lclgc_arg_kind kind;
+    clgc_arg_kind_t given;
     cl_int err;
 
     if (i < 0 || i > 0xffff)
         return lclgc_fail(L, fn, CL_INVALID_ARG_INDEX, "CL_INVALID_ARG_INDEX",
                           NULL, "index %I", i);
-    kind = lclgc_arg_kind(L, k, i, fn);
-    lclgc_check_arg_kind(L, kind, i, fn);
-    if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL) {
-        v.m = held = lclgc_check(L, 3, LCLGC_BUFFER, fn);
-        size = sizeof(cl_mem);
-    } else if (luaL_testudata(L, 3, LCLGC_IMAGE) != NULL) {
-        v.m = held = lclgc_check(L, 3, LCLGC_IMAGE, fn);
-        size = sizeof(cl_mem);
-    } else if (luaL_testudata(L, 3, LCLGC_SAMPLER) != NULL) {
-        v.s = held = lclgc_check(L, 3, LCLGC_SAMPLER, fn);
-        held_kind = LCLGC_KERNEL_SAMPLER;
-        size = sizeof(cl_sampler);
-    } else if (lua_type(L, 3) == LUA_TTABLE) {
-        size = lclgc_store_vector(L, 3, 4, v.bytes, fn);
-    } else if (lua_type(L, 3) == LUA_TSTRING) {
-        /* A structure's bytes (string.pack): the driver checks the size
-         * against the argument's. */
-        arg = lua_tolstring(L, 3, &size);
-        if (size == 0)
-            return lclgc_error(L, "%s: argument #3: an empty string", fn);
-    } else if (luaL_testudata(L, 3, LCLGC_LOCAL) != NULL) {
-        size = *(size_t *)lua_touserdata(L, 3);
-        lclgc_check_local(L, k, i, size, fn);
-        arg = NULL;
-    } else if (lua_type(L, 3) == LUA_TNUMBER) {
-        if (lua_isnoneornil(L, 4))
-            return lclgc_error(L,
-                               "%s: argument #3: a number needs a type "
-                               "(int, float, ...)",
-                               fn);
-        size = lclgc_store_scalar(L, 3, lclgc_check_type(L, 4, fn), &v, fn);
-    } else {
+    if (luaL_testudata(L, 3, LCLGC_BUFFER) != NULL)
+        given = CLGC_ARG_BUFFER;
+    else if (luaL_testudata(L, 3, LCLGC_IMAGE) != NULL)
+        given = CLGC_ARG_IMAGE;
+    else if (luaL_testudata(L, 3, LCLGC_SAMPLER) != NULL)
+        given = CLGC_ARG_SAMPLER;
+    else if (luaL_testudata(L, 3, LCLGC_LOCAL) != NULL)
+        given = CLGC_ARG_LOCAL;
+    else if (lua_type(L, 3) == LUA_TNUMBER || lua_type(L, 3) == LUA_TTABLE ||
+             lua_type(L, 3) == LUA_TSTRING)
+        given = CLGC_ARG_VALUE;
+    else
         return lclgc_error(L,
                            "%s: argument #3: %s, %s, %s, %s, number, table "
                            "or string expected, got %s",
                            fn, LCLGC_BUFFER, LCLGC_IMAGE, LCLGC_SAMPLER,
                            LCLGC_LOCAL, lclgc_typename(L, 3));
+    t = lclgc_kernel_args(L, 1, k, 1, fn);
+    /* A kind the argument does not take is a misuse, as the wrong type of
+     * a Lua argument is. */
+    err = clgc_kernel_args_check(t, (cl_uint)i, given);
+    if (err == CL_INVALID_ARG_VALUE)
+        return lclgc_error(L, "%s: argument #3: %s (got %s)", fn,
+                           clgc_kernel_args_message(t), lclgc_typename(L, 3));
+    if (err == CL_SUCCESS &&
+        (given == CLGC_ARG_BUFFER || given == CLGC_ARG_IMAGE))
+        err = clgc_kernel_args_set_mem(
+            t, (cl_uint)i,
+            lclgc_check(L, 3,
+                        given == CLGC_ARG_BUFFER ? LCLGC_BUFFER : LCLGC_IMAGE,
+                        fn));
+    else if (err == CL_SUCCESS && given == CLGC_ARG_SAMPLER)
+        err = clgc_kernel_args_set_sampler(
+            t, (cl_uint)i, lclgc_check(L, 3, LCLGC_SAMPLER, fn));
+    else if (err == CL_SUCCESS && given == CLGC_ARG_LOCAL)
+        err = clgc_kernel_args_set_local(t, (cl_uint)i,
+                                         *(size_t *)lua_touserdata(L, 3));
+    else if (err == CL_SUCCESS) {
+        if (lua_type(L, 3) == LUA_TTABLE) {
+            size = lclgc_store_vector(L, 3, 4, v.bytes, fn);
+        } else if (lua_type(L, 3) == LUA_TSTRING) {
+            /* A structure's bytes (string.pack). */
+            arg = lua_tolstring(L, 3, &size);
+            if (size == 0)
+                return lclgc_error(L, "%s: argument #3: an empty string", fn);
+        } else if (lua_isnoneornil(L, 4)) {
+            return lclgc_error(L,
+                               "%s: argument #3: a number needs a type "
+                               "(int, float, ...)",
+                               fn);
+        } else {
+            size = lclgc_store_scalar(L, 3, lclgc_check_type(L, 4, fn), &v, fn);
+        }
+        err = clgc_kernel_args_set_value(t, (cl_uint)i, size, arg);
     }
-    if (kind == LCLGC_ARG_VALUE)
-        lclgc_check_value_size(L, k, i, size, fn);
-    err = clgc_clSetKernelArg(k, (cl_uint)i, size, arg);
     if (err != CL_SUCCESS)
-        return lclgc_fail(L, fn, err, lclgc_cl_name(err), NULL, "argument %I",
-                          i);
-    lclgc_keep_arg(L, i, held, held_kind);
+        return lclgc_args_error(L, t, err, fn);
     lua_settop(L, 1);
     return 1;
 }
@@ -760,7 +565,7 @@ lclgc_open_program(lua_State *L)
     lclgc_add_methods(L, LCLGC_CONTEXT, context);
     lclgc_new_class(L, LCLGC_PROGRAM, program);
     lclgc_new_class(L, LCLGC_KERNEL, kernel);
-    lclgc_new_class(L, LCLGC_KERNEL_ARG, NULL);
+    lclgc_new_class(L, LCLGC_KERNEL_ARGS, NULL);
     luaL_newmetatable(L, LCLGC_LOCAL);
     lua_pushboolean(L, 0); /* protected, as the handles' (lclgc.c) */
     lua_setfield(L, -2, "__metatable");

@@ -23,10 +23,10 @@ lib.raises(function() q:launch(buf, 4) end, "clgc.Queue:launch",
     "clgc.Kernel expected, got clgc.Buffer")
 lib.raises(function() k:arg(0, 2.0) end, "a number needs a type")
 lib.raises(function() k:arg(1, {}) end, "clgc.Kernel:arg",
-    "argument 1 of the kernel is a __global or __constant pointer",
-    "got table")
+    "argument 1 (x) of kernel saxpy is a __global or __constant pointer: "
+    .. "a buffer, not a value", "got table")
 lib.raises(function() k:arg(0, io.stdout) end, "clgc.Kernel:arg",
-    "argument 0 of the kernel is a value", "got FILE*")
+    "argument #3", "number, table or string expected, got FILE*")
 lib.raises(function() k:arg(0, {}) end, "clgc.Kernel:arg",
     "a table needs a vector type")
 lib.raises(function() dev:info("colour") end, "unknown info name 'colour'")
@@ -42,7 +42,7 @@ lib.raises(function() k:arg(7, buf) end, "clgc.Kernel:arg",
     "CL_INVALID_ARG_INDEX (-49)")
 lib.raises(function() k:arg(-1, buf) end, "CL_INVALID_ARG_INDEX (-49)")
 lib.raises(function() k:arg(0, buf) end, "clgc.Kernel:arg",
-    "argument 0 of the kernel is a value", "got clgc.Buffer")
+    "argument 0 (a) of kernel saxpy is a value (float), not a buffer")
 lib.raises(function() k:arg(0, 1, "double") end, "clgc.Kernel:arg",
     "CL_INVALID_ARG_SIZE (-51)")
 lib.raises(function() ctx:buffer(0) end, "CL_INVALID_BUFFER_SIZE (-61)")

@@ -83,7 +83,7 @@ __kernel void apply(__global float *x)
     lib.eq(got[2], 9.0, "linked: x[1] = 3 * 2 + 3")
     -- A linked program's kernel still checks its arguments' kinds.
     lib.raises(function() k:arg(0, 5, "long") end,
-        "argument 0 of the kernel is a __global or __constant pointer")
+        "is a __global or __constant pointer: a buffer, not a value")
     local obj = lib.fails(function()
         ctx:program("__kernel void f() { undeclared(); }"):compile()
     end, "CL_COMPILE_PROGRAM_FAILURE", "clgc.Program:compile")
@@ -161,17 +161,16 @@ __kernel void vec(__global float *out, float4 v, int2 w, uchar3 u,
     lib.raises(function() k:arg(2, { 1.5, 2 }, "int2") end, "not an integer")
     -- A size that is not the argument's type's, where its name tells it.
     lib.raises(function() k:arg(1, { 1, 2 }, "float2") end,
-        "CL_INVALID_ARG_SIZE", "argument 1 of the kernel is a float4 (16 bytes)",
-        "got 8 bytes")
+        "CL_INVALID_ARG_SIZE", "is a float4 (16 bytes), not 8 bytes")
     lib.raises(function() k:arg(2, 5, "int") end, "CL_INVALID_ARG_SIZE",
-        "int2 (8 bytes), got 4 bytes")
+        "int2 (8 bytes), not 4 bytes")
     lib.raises(function() k:arg(5, { 1, 2 }, "float2") end,
         "double2 (16 bytes)")
     lib.raises(function() k:arg(1, string.rep("x", 8)) end,
-        "float4 (16 bytes), got 8 bytes")
+        "float4 (16 bytes), not 8 bytes")
     lib.raises(function() k:arg(4, "") end, "an empty string")
     lib.raises(function() k:arg(0, { 1, 2 }, "float2") end,
-        "argument 0 of the kernel is a __global or __constant pointer")
+        "is a __global or __constant pointer: a buffer, not a value")
     k:release()
     out:release()
     p:release()

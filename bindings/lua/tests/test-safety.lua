@@ -125,10 +125,10 @@ end
 do
     local k = prog:kernel("saxpy")
     lib.raises(function() k:arg(1, 12345, "long") end, "clgc.Kernel:arg",
-        "a __global or __constant pointer", "got number")
+        "a __global or __constant pointer: a buffer, not a value")
     lib.raises(function() k:arg(2, clgc.local_mem(64)) end,
-        "clgc.Kernel:arg", "a __global or __constant pointer",
-        "got clgc.local_mem")
+        "clgc.Kernel:arg",
+        "a __global or __constant pointer: a buffer, not a size of local memory")
     lib.raises(function() k:arg(0, clgc.local_mem(4)) end, "clgc.Kernel:arg",
         "a value")
     local lp = ctx:program([[
@@ -146,6 +146,16 @@ __kernel void f(__local float *t, __local float *u, __global float *o)
     clgc.wait(q:launch(lk, 1))
     lk:release()
     lp:release()
+    k:release()
+end
+
+-- 8b. A launch with an argument never set: refused before OpenCL sees it
+-- (the library's argument table, clgc/binding.h).
+do
+    local k = prog:kernel("saxpy")
+    k:arg(0, 2, "float")
+    lib.raises(function() q:launch(k, 4) end, "clgc.Queue:launch",
+        "CL_INVALID_KERNEL_ARGS", "argument 1 (x) of kernel saxpy is not set")
     k:release()
 end
 

@@ -297,7 +297,10 @@ EXPORTS = {
             "clgc_image_shape", "clgc_rect_check",
             # a pointer argument's reach (clgc/ffi.h)
             "clgc_command_reach",
-            # a kernel's argument table (clgc/binding.h)
+            # a kernel's argument table, and boxes (clgc/binding.h)
+            "clgc_box_free", "clgc_box_get", "clgc_box_hold",
+            "clgc_box_new", "clgc_box_release", "clgc_box_released",
+            "clgc_box_unhold", "clgc_holds_end",
             "clgc_kernel_args_check", "clgc_kernel_args_count",
             "clgc_kernel_args_free",
             "clgc_kernel_args_kernel", "clgc_kernel_args_kind",

@@ -2,7 +2,9 @@
  * takes is read once, from the kernel's argument info, and every value a
  * binding sets is checked against it before clSetKernelArg sees it. */
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,4 +446,171 @@ clgc_kernel_args_ready(clgc_kernel_args_t *t)
         if (!t->arg[i].set)
             return clgc__arg_fail(t, i, CL_INVALID_KERNEL_ARGS, "is not set");
     return CL_SUCCESS;
+}
+
+/* A box's state: how many holds, whether it was released (no hold is
+ * taken after), whether its object was (once, by the transition that left
+ * it released with no hold), and whether the binding's object is gone
+ * (the box is freed by the transition that leaves it so with no hold). */
+#define CLGC__BOX_HOLDS 0xffffffffull
+#define CLGC__BOX_RELEASED (1ull << 32)
+#define CLGC__BOX_DONE (1ull << 33)
+#define CLGC__BOX_FREED (1ull << 34)
+
+struct clgc_box {
+    void *object;
+    cl_int (*release)(void *object);
+    uint64_t state;
+};
+
+clgc_box_t *
+clgc_box_new(void *object, cl_int (*release)(void *object))
+{
+    clgc_box_t *b = malloc(sizeof(*b));
+
+    if (b != NULL)
+        *b = (clgc_box_t){object, release, 0};
+    return b;
+}
+
+void *
+clgc_box_hold(clgc_box_t *b)
+{
+    /* One atomic add; a box released meanwhile takes it back. */
+    if (__atomic_fetch_add(&b->state, 1, __ATOMIC_ACQUIRE) &
+        CLGC__BOX_RELEASED) {
+        clgc_box_unhold(b);
+        return NULL;
+    }
+    return b->object;
+}
+
+/* Move b's state by f, then do what the move calls for: release the
+ * object, free the box. Returns whether this move released the object. */
+static int
+clgc__box_move(clgc_box_t *b, uint64_t (*f)(uint64_t))
+{
+    uint64_t s = __atomic_load_n(&b->state, __ATOMIC_ACQUIRE), n;
+
+    do {
+        n = f(s);
+        if ((n & CLGC__BOX_RELEASED) && (n & CLGC__BOX_HOLDS) == 0)
+            n |= CLGC__BOX_DONE;
+    } while (!__atomic_compare_exchange_n(&b->state, &s, n, 1, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    if (!(s & CLGC__BOX_DONE) && (n & CLGC__BOX_DONE) && b->release != NULL)
+        (void)b->release(b->object);
+    if ((n & CLGC__BOX_FREED) && (n & CLGC__BOX_HOLDS) == 0 &&
+        (!(s & CLGC__BOX_FREED) || (s & CLGC__BOX_HOLDS) != 0))
+        free(b);
+    return !(s & CLGC__BOX_RELEASED) && (n & CLGC__BOX_RELEASED);
+}
+
+static uint64_t
+clgc__box_less(uint64_t s)
+{
+    return s - 1;
+}
+
+static uint64_t
+clgc__box_released(uint64_t s)
+{
+    return s | CLGC__BOX_RELEASED;
+}
+
+static uint64_t
+clgc__box_gone(uint64_t s)
+{
+    return s | CLGC__BOX_RELEASED | CLGC__BOX_FREED;
+}
+
+void
+clgc_box_unhold(clgc_box_t *b)
+{
+    uint64_t s = __atomic_load_n(&b->state, __ATOMIC_RELAXED);
+
+    /* Not released: the last hold has nothing to do. */
+    if (!(s & CLGC__BOX_RELEASED) &&
+        __atomic_compare_exchange_n(&b->state, &s, s - 1, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED))
+        return;
+    (void)clgc__box_move(b, clgc__box_less);
+}
+
+int
+clgc_box_release(clgc_box_t *b)
+{
+    return clgc__box_move(b, clgc__box_released);
+}
+
+int
+clgc_box_released(const clgc_box_t *b)
+{
+    return (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) &
+            CLGC__BOX_RELEASED) != 0;
+}
+
+void
+clgc_box_free(clgc_box_t *b)
+{
+    if (b != NULL)
+        (void)clgc__box_move(b, clgc__box_gone);
+}
+
+/* The calling thread's holds (clgc_box_get), let go by clgc_holds_end or
+ * at the thread's exit (the key's destructor). */
+static __thread struct clgc__holds {
+    clgc_box_t **box;
+    size_t n, cap;
+} clgc__holds;
+static pthread_key_t clgc__holds_key;
+static pthread_once_t clgc__holds_once = PTHREAD_ONCE_INIT;
+
+static void
+clgc__holds_exit(void *unused)
+{
+    (void)unused;
+    clgc_holds_end();
+    free(clgc__holds.box);
+    clgc__holds = (struct clgc__holds){NULL, 0, 0};
+}
+
+static void
+clgc__holds_init(void)
+{
+    (void)pthread_key_create(&clgc__holds_key, clgc__holds_exit);
+}
+
+void *
+clgc_box_get(clgc_box_t *b)
+{
+    struct clgc__holds *h = &clgc__holds;
+    void *object;
+
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 16;
+        clgc_box_t **a = realloc(h->box, cap * sizeof(*a));
+
+        if (a == NULL)
+            return NULL;
+        if (h->box == NULL) {
+            pthread_once(&clgc__holds_once, clgc__holds_init);
+            (void)pthread_setspecific(clgc__holds_key, h);
+        }
+        h->box = a;
+        h->cap = cap;
+    }
+    if ((object = clgc_box_hold(b)) != NULL)
+        h->box[h->n++] = b;
+    return object;
+}
+
+void
+clgc_holds_end(void)
+{
+    struct clgc__holds *h = &clgc__holds;
+
+    /* From the last: an unhold may free a box, never the list. */
+    while (h->n > 0)
+        clgc_box_unhold(h->box[--h->n]);
 }

@@ -1,9 +1,12 @@
-/* A kernel's argument table (clgc/binding.h) on the real PoCL: every kind
- * of argument refuses every other kind with a sentence that names the
- * kernel and the argument, the objects set are held until replaced or the
- * table freed (a destructor callback tells when one is freed), and a
- * launch with an argument not set is refused. */
+/* A binding's safety (clgc/binding.h) on the real PoCL. A kernel's
+ * argument table: every kind of argument refuses every other kind with a
+ * sentence that names the kernel and the argument, the objects set are
+ * held until replaced or the table freed (a destructor callback tells when
+ * one is freed), and a launch with an argument not set is refused. Boxes:
+ * a release waits for the calls that hold the object, on any thread. */
 
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -192,7 +195,8 @@ START_TEST(bad_sizes_and_objects_are_refused)
     assert_refused(f.all, clgc_kernel_args_set_value(f.all, 4, 4, NULL),
                    CL_INVALID_ARG_VALUE, "no bytes");
     assert_refused(f.all, clgc_kernel_args_set_mem(f.all, 7, f.buf),
-                   CL_INVALID_ARG_INDEX, "argument 7 of kernel kinds: it has 7");
+                   CL_INVALID_ARG_INDEX,
+                   "argument 7 of kernel kinds: it has 7");
     ck_assert_ptr_null(clgc_kernel_args_new(NULL, &err));
     ck_assert_int_eq(err, CL_INVALID_KERNEL);
     clgc_kernel_args_free(NULL);
@@ -293,6 +297,168 @@ START_TEST(freeing_the_table_lets_go)
 }
 END_TEST
 
+/* A box's object: alive until released once. */
+struct boxed {
+    int alive;
+    int releases;
+};
+
+static cl_int
+release_boxed(void *object)
+{
+    struct boxed *o = object;
+
+    ck_assert_int_eq(__atomic_exchange_n(&o->alive, 0, __ATOMIC_ACQ_REL), 1);
+    __atomic_add_fetch(&o->releases, 1, __ATOMIC_ACQ_REL);
+    return CL_SUCCESS;
+}
+
+static int
+releases(struct boxed *o)
+{
+    return __atomic_load_n(&o->releases, __ATOMIC_ACQUIRE);
+}
+
+START_TEST(a_release_waits_for_the_last_hold)
+{
+    struct boxed o = {1, 0};
+    clgc_box_t *b = clgc_box_new(&o, release_boxed);
+
+    ck_assert_ptr_eq(clgc_box_hold(b), &o);
+    ck_assert_ptr_eq(clgc_box_hold(b), &o);
+    ck_assert_int_eq(clgc_box_release(b), 1);
+    ck_assert_int_eq(clgc_box_release(b), 0);
+    ck_assert(clgc_box_released(b));
+    ck_assert_ptr_null(clgc_box_hold(b));
+    clgc_box_unhold(b);
+    ck_assert_int_eq(releases(&o), 0);
+    clgc_box_unhold(b);
+    ck_assert_int_eq(releases(&o), 1);
+    clgc_box_free(b);
+    ck_assert_int_eq(releases(&o), 1);
+    /* Unheld, a release is at once; a free releases too, and frees the
+     * box after the last hold (ASan and valgrind see the box's memory). */
+    o = (struct boxed){1, 0};
+    b = clgc_box_new(&o, release_boxed);
+    ck_assert_int_eq(clgc_box_release(b), 1);
+    ck_assert_int_eq(releases(&o), 1);
+    clgc_box_free(b);
+    o = (struct boxed){1, 0};
+    b = clgc_box_new(&o, release_boxed);
+    ck_assert_ptr_eq(clgc_box_hold(b), &o);
+    clgc_box_free(b);
+    ck_assert_int_eq(releases(&o), 0);
+    clgc_box_unhold(b);
+    ck_assert_int_eq(releases(&o), 1);
+    clgc_box_free(NULL);
+}
+END_TEST
+
+struct race {
+    clgc_box_t *box;
+    struct test_device *d;
+    int stop;
+    long uses;
+};
+
+/* Ask OpenCL the held buffer's size until it is released (or stopped). */
+static void *
+use_until_released(void *arg)
+{
+    struct race *r = arg;
+    cl_mem m;
+
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE) &&
+           (m = clgc_box_hold(r->box)) != NULL) {
+        size_t size = 0;
+
+        ck_assert_int_eq(
+            clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL),
+            CL_SUCCESS);
+        ck_assert_uint_eq(size, 256);
+        clgc_box_unhold(r->box);
+        __atomic_add_fetch(&r->uses, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static cl_int
+release_mem(void *m)
+{
+    return clgc_clReleaseMemObject(m);
+}
+
+/* A buffer released on one thread while four others are in calls on it:
+ * each call that held it gets its size; the buffer is freed once, after
+ * the last of them (its destructor callback). Bounded by the uses, not a
+ * time. */
+START_TEST(a_release_racing_calls_frees_after_them)
+{
+    struct test_device d;
+    struct race r = {NULL, &d, 0, 0};
+    pthread_t t[4];
+    int gone = 0;
+    cl_int err;
+    cl_mem m;
+
+    test_device_open(&d, 64);
+    for (int round = 0; round < 20; round++) {
+        m = clgc_clCreateBuffer(d.context, CL_MEM_READ_WRITE, 256, NULL, &err);
+        ck_assert_int_eq(err, CL_SUCCESS);
+        gone = 0;
+        ck_assert_int_eq(clgc_clSetMemObjectDestructorCallback(m, freed, &gone),
+                         CL_SUCCESS);
+        r.box = clgc_box_new(m, release_mem);
+        r.uses = 0;
+        for (int i = 0; i < 4; i++)
+            ck_assert_int_eq(
+                pthread_create(&t[i], NULL, use_until_released, &r), 0);
+        while (__atomic_load_n(&r.uses, __ATOMIC_RELAXED) < 100)
+            sched_yield();
+        ck_assert_int_eq(clgc_box_release(r.box), 1);
+        for (int i = 0; i < 4; i++)
+            ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        ck_assert_int_eq(__atomic_load_n(&gone, __ATOMIC_ACQUIRE), 1);
+        clgc_box_free(r.box);
+    }
+    test_device_close(&d);
+}
+END_TEST
+
+static void *
+get_and_exit(void *box)
+{
+    ck_assert_ptr_nonnull(clgc_box_get(box));
+    return NULL; /* no clgc_holds_end: the thread's exit lets go */
+}
+
+/* A thread's holds last until its clgc_holds_end, or its exit: a call
+ * that ended by an exception keeps nothing for ever. */
+START_TEST(a_threads_holds_end_with_it)
+{
+    struct boxed o = {1, 0};
+    clgc_box_t *b = clgc_box_new(&o, release_boxed);
+    pthread_t t;
+
+    ck_assert_ptr_eq(clgc_box_get(b), &o);
+    ck_assert_ptr_eq(clgc_box_get(b), &o);
+    clgc_box_release(b);
+    ck_assert_ptr_null(clgc_box_get(b));
+    ck_assert_int_eq(releases(&o), 0);
+    clgc_holds_end();
+    ck_assert_int_eq(releases(&o), 1);
+    clgc_holds_end();
+    clgc_box_free(b);
+    o = (struct boxed){1, 0};
+    b = clgc_box_new(&o, release_boxed);
+    ck_assert_int_eq(pthread_create(&t, NULL, get_and_exit, b), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    clgc_box_release(b);
+    ck_assert_int_eq(releases(&o), 1);
+    clgc_box_free(b);
+}
+END_TEST
+
 Suite *
 clgc_make_binding_suite(void)
 {
@@ -304,6 +470,11 @@ clgc_make_binding_suite(void)
     tcase_add_test(tc, bad_sizes_and_objects_are_refused);
     tcase_add_test(tc, a_buffer_set_is_held_until_replaced);
     tcase_add_test(tc, freeing_the_table_lets_go);
+    suite_add_tcase(s, tc);
+    tc = test_case("boxes");
+    tcase_add_test(tc, a_release_waits_for_the_last_hold);
+    tcase_add_test(tc, a_release_racing_calls_frees_after_them);
+    tcase_add_test(tc, a_threads_holds_end_with_it);
     suite_add_tcase(s, tc);
     return s;
 }

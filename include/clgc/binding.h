@@ -4,8 +4,10 @@
 /* What keeps a language binding from crashing its interpreter, written
  * once for every binding (docs/bindings.md): a kernel's argument table,
  * which checks each value against what the kernel declares before OpenCL
- * sees it, and holds the objects set as arguments. The clgc_cl* wrappers
- * keep OpenCL's semantics exactly; this is an interface beside them. */
+ * sees it, and holds the objects set as arguments; and boxes, whose holds
+ * keep an object alive through a call while another thread releases it.
+ * The clgc_cl* wrappers keep OpenCL's semantics exactly; this is an
+ * interface beside them. */
 
 #include "clgc/common.h"
 #include "clgc/wrappers.h"
@@ -94,6 +96,47 @@ CLGC_EXTERN cl_int clgc_kernel_args_ready(clgc_kernel_args_t *args);
  * table's next call. */
 CLGC_EXTERN const char *
 clgc_kernel_args_message(const clgc_kernel_args_t *args);
+
+/* A binding's box around an OpenCL object, so that no handle reaches
+ * OpenCL after its last release: a thread that calls OpenCL with the
+ * object holds the box for the call, and a release meanwhile (by another
+ * thread, or a finalizer) takes effect when the last hold ends. OCaml's
+ * binding kept one per object this way; now every binding does. Any
+ * thread; a hold and an unhold are an atomic operation each. */
+typedef struct clgc_box clgc_box_t;
+
+/* A box for object, which release(object) releases (the binding's
+ * reference, which the box takes over); NULL without memory (object not
+ * released). */
+CLGC_EXTERN clgc_box_t *clgc_box_new(void *object,
+                                     cl_int (*release)(void *object));
+
+/* The object, held until clgc_box_unhold; NULL once the box was released
+ * (nothing held then). */
+CLGC_EXTERN void *clgc_box_hold(clgc_box_t *box);
+CLGC_EXTERN void clgc_box_unhold(clgc_box_t *box);
+
+/* Release the object: now if no thread holds it, else when the last hold
+ * ends. Idempotent: 1 for the call that released it, 0 after. */
+CLGC_EXTERN int clgc_box_release(clgc_box_t *box);
+
+/* Whether the box was released. */
+CLGC_EXTERN int clgc_box_released(const clgc_box_t *box);
+
+/* The binding's object is gone (its finalizer): release the object as
+ * clgc_box_release does, and free the box once no hold is left. NULL is
+ * ignored. */
+CLGC_EXTERN void clgc_box_free(clgc_box_t *box);
+
+/* Holds for a call a binding cannot end explicitly (one that may end by
+ * an exception, as an OCaml stub or a Guile procedure can): clgc_box_get
+ * holds a box for the calling thread until the thread's next
+ * clgc_holds_end, or its exit. A binding calls clgc_holds_end at the start
+ * of each call and at its normal end: a call that ended by an exception
+ * lets its holds go at the thread's next call. NULL as clgc_box_hold;
+ * and NULL without memory for the thread's list (nothing held). */
+CLGC_EXTERN void *clgc_box_get(clgc_box_t *box);
+CLGC_EXTERN void clgc_holds_end(void);
 
 CLGC_END_DECLS
 

@@ -212,6 +212,27 @@ guile_clgc_release_handle(enum kind k, void *h)
     }
 }
 
+/* A kernel's argument table (clgc/binding.h), its second slot: made at
+ * its first set-kernel-arg! (program.c), freed with the kernel. */
+void *
+guile_clgc_take_kernel_args(SCM kernel)
+{
+    void *t;
+
+    pthread_mutex_lock(&handle_lock);
+    t = scm_foreign_object_ref(kernel, 1);
+    scm_foreign_object_set_x(kernel, 1, NULL);
+    pthread_mutex_unlock(&handle_lock);
+    return t;
+}
+
+static void
+finalize_K_KERNEL(SCM obj)
+{
+    clgc_kernel_args_free(guile_clgc_take_kernel_args(obj));
+    guile_clgc_release_handle(K_KERNEL, guile_clgc_take_handle(obj));
+}
+
 /* Finalizers run on Guile's finalization thread, a Guile thread: the
  * wrappers' regions (scm_without_guile) work there as anywhere. */
 #define FINALIZER(k)                                                           \
@@ -222,7 +243,6 @@ guile_clgc_release_handle(enum kind k, void *h)
 FINALIZER(K_CONTEXT)
 FINALIZER(K_QUEUE)
 FINALIZER(K_PROGRAM)
-FINALIZER(K_KERNEL)
 FINALIZER(K_MEM)
 FINALIZER(K_EVENT)
 FINALIZER(K_SAMPLER)
@@ -319,6 +339,8 @@ guile_clgc_wrap(enum kind k, void *h)
 {
     if (k < K_CQ)
         guile_clgc_seen_note(k, h);
+    if (k == K_KERNEL)
+        return scm_make_foreign_object_2(guile_clgc_types[k], h, NULL);
     return scm_make_foreign_object_1(guile_clgc_types[k], h);
 }
 
@@ -348,6 +370,24 @@ guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who)
             "the object was released");
     }
     return h;
+}
+
+/* A Scheme string as a C string, malloc'd; one with a NUL inside is
+ * refused (C would read it cut short: a kernel of another name, options
+ * cut). */
+char *
+guile_clgc_cstring(SCM str, int pos, const char *who)
+{
+    size_t len;
+    char *s;
+
+    guile_clgc_validate(who, scm_is_string(str), str, pos, "string");
+    s = scm_to_utf8_stringn(str, &len);
+    if (strlen(s) != len) {
+        free(s);
+        scm_wrong_type_arg_msg(who, pos, str, "string without a NUL");
+    }
+    return s;
 }
 
 int
@@ -598,7 +638,9 @@ guile_clgc_core_init(void)
         guile_clgc_types[k] =
             scm_gc_protect_object(scm_make_foreign_object_type(
                 scm_from_utf8_symbol(guile_clgc_kinds[k].name),
-                scm_list_1(scm_from_utf8_symbol("handle")),
+                k == K_KERNEL ? scm_list_2(scm_from_utf8_symbol("handle"),
+                                           scm_from_utf8_symbol("args"))
+                              : scm_list_1(scm_from_utf8_symbol("handle")),
                 guile_clgc_kinds[k].finalizer));
     guile_clgc_guarded = scm_gc_protect_object(
         scm_c_module_lookup(scm_c_resolve_module("clgc"), "%call-guarded"));

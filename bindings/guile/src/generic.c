@@ -191,8 +191,7 @@ command_call(SCM name, SCM args)
     unsigned i = 0;
     int err;
 
-    guile_clgc_validate(who, scm_is_string(name), name, 1, "string");
-    n = scm_to_utf8_string(name);
+    n = guile_clgc_cstring(name, 1, who);
     cmd = clgc_command_find(n);
     free(n);
     if (cmd == NULL)

@@ -105,6 +105,14 @@ SCM guile_clgc_wrap(enum kind k, void *h);
 void *guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who);
 int guile_clgc_kind_of(SCM obj);
 void *guile_clgc_take_handle(SCM obj);
+/* A kernel's argument table, taken from it to be freed (NULL: none). */
+void *guile_clgc_take_kernel_args(SCM kernel);
+/* The argument table of the kernel at pos (program.c): made if there is
+ * none and make; else NULL then. Raise unless the kernel may be launched
+ * (every argument set, where set-kernel-arg! set them). */
+clgc_kernel_args_t *guile_clgc_kernel_args(SCM kernel, int make, int pos,
+                                           const char *who);
+void guile_clgc_kernel_ready(SCM kernel, int pos, const char *who);
 void guile_clgc_release_handle(enum kind k, void *h);
 void guile_clgc_seen_note(enum kind k, void *h);
 int guile_clgc_seen_kind(void *h);
@@ -122,6 +130,7 @@ clgc_function_t guile_clgc_closure_code(SCM closure, int pos, const char *who);
 
 void guile_clgc_validate(const char *who, int ok, SCM v, int pos,
                          const char *what);
+char *guile_clgc_cstring(SCM str, int pos, const char *who);
 int64_t guile_clgc_to_signed(SCM v, int64_t min, int64_t max, int pos,
                              const char *who);
 uint64_t guile_clgc_to_unsigned(SCM v, uint64_t max, int pos, const char *who);

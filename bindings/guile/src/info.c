@@ -358,7 +358,7 @@ info_lookup(const struct info_proc *p, SCM key, int pos)
     char *name;
 
     SCM_ASSERT_TYPE(scm_is_symbol(key), key, pos, p->who, "symbol");
-    name = scm_to_utf8_string(scm_symbol_to_string(key));
+    name = guile_clgc_cstring(scm_symbol_to_string(key), pos, p->who);
     info = clgc_info_find(clgc_info_family_find(p->family), name);
     free(name);
     if (info == NULL)

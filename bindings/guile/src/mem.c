@@ -274,6 +274,7 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
                 "local and global sizes differ in dimension");
         use_local = 1;
     }
+    guile_clgc_kernel_ready(kernel, 2, who);
     w = guile_clgc_wait_list(wait, 5, who, &n, buf);
     err = clgc_clEnqueueNDRangeKernel(q, k, (cl_uint)dim, NULL, g,
                                       use_local ? l : NULL, n, (cl_event *)w,

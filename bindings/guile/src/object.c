@@ -29,6 +29,8 @@ release(SCM obj)
         scm_foreign_object_set_x(obj, 0, NULL);
         return SCM_UNSPECIFIED;
     }
+    if (k == K_KERNEL)
+        clgc_kernel_args_free(guile_clgc_take_kernel_args(obj));
     guile_clgc_release_handle(k, guile_clgc_take_handle(obj));
     return SCM_UNSPECIFIED;
 }

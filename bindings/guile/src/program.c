@@ -4,6 +4,7 @@
 #include <libguile.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,9 +55,7 @@ make_program(SCM context, SCM source)
     cl_int err = CL_SUCCESS;
     cl_program p;
 
-    guile_clgc_validate("make-program", scm_is_string(source), source, 2,
-                        "string");
-    src = scm_to_utf8_string(source);
+    src = guile_clgc_cstring(source, 2, "make-program");
     p = clgc_clCreateProgramWithSource(c, 1, (const char **)&src, NULL, &err);
     free(src);
     CHECK_CL(err, "make-program");
@@ -148,6 +147,38 @@ build_guarded(void *data)
     return NULL;
 }
 
+/* An options string (#f or unbound: none), malloc'd or NULL; one with a
+ * NUL inside is refused (OpenCL would read it cut short). */
+static char *
+options_arg(SCM options, int pos, const char *who)
+{
+    if (SCM_UNBNDP(options) || scm_is_false(options))
+        return NULL;
+    return guile_clgc_cstring(options, pos, who);
+}
+
+/* The options of a build or a compile: the user's, plus
+ * -cl-kernel-arg-info, without which a driver may keep no argument info
+ * and the kernels' argument tables (clgc/binding.h) could not tell a
+ * pointer from a number. malloc'd. */
+static char *
+compile_options(SCM options, int pos, const char *who)
+{
+    static const char flag[] = "-cl-kernel-arg-info";
+    char *user = options_arg(options, pos, who), *all;
+    size_t n = user != NULL ? strlen(user) : 0;
+
+    all = malloc(n + sizeof(flag) + 1);
+    if (all == NULL) {
+        free(user);
+        scm_report_out_of_memory();
+    }
+    snprintf(all, n + sizeof(flag) + 1, "%s%s%s", user != NULL ? user : "",
+             n > 0 ? " " : "", flag);
+    free(user);
+    return all;
+}
+
 static void CL_CALLBACK
 build_notify(cl_program program, void *data)
 {
@@ -163,11 +194,7 @@ build_program(SCM program, SCM options, SCM notify)
     SCM pair = SCM_BOOL_F, failure = SCM_BOOL_F;
     cl_int err;
 
-    if (!SCM_UNBNDP(options) && scm_is_true(options)) {
-        guile_clgc_validate("build-program", scm_is_string(options), options, 2,
-                            "string");
-        opts = scm_to_utf8_string(options);
-    }
+    opts = compile_options(options, 2, "build-program");
     if (!SCM_UNBNDP(notify) && scm_is_true(notify)) {
         if (scm_is_false(scm_procedure_p(notify))) {
             free(opts);
@@ -210,16 +237,6 @@ build_program(SCM program, SCM options, SCM notify)
             SCM_BOOL_F, NULL);
     guile_clgc_raise_pending(); /* an earlier callback's failure */
     return program;
-}
-
-/* An options string (#f or unbound: none), malloc'd or NULL. */
-static char *
-options_arg(SCM options, int pos, const char *who)
-{
-    if (SCM_UNBNDP(options) || scm_is_false(options))
-        return NULL;
-    guile_clgc_validate(who, scm_is_string(options), options, pos, "string");
-    return scm_to_utf8_string(options);
 }
 
 /* (make-program-with-binaries context devices binaries) -> program: one
@@ -291,7 +308,7 @@ compile_program(SCM program, SCM rest)
                             headers, 0, "alist of (name . program)");
         hprogs[i] = guile_clgc_unwrap(K_PROGRAM, scm_cdr(h), 0, who);
     }
-    opts = options_arg(options, 0, who);
+    opts = compile_options(options, 0, who);
     scm_dynwind_begin(0);
     if (opts != NULL)
         scm_dynwind_free(opts);
@@ -363,8 +380,7 @@ make_kernel(SCM program, SCM name)
     cl_int err = CL_SUCCESS;
     cl_kernel k;
 
-    guile_clgc_validate("make-kernel", scm_is_string(name), name, 2, "string");
-    n = scm_to_utf8_string(name);
+    n = guile_clgc_cstring(name, 2, "make-kernel");
     guile_clgc_signals_note();
     k = clgc_clCreateKernel(p, n, &err);
     guile_clgc_signals_restore();
@@ -373,15 +389,56 @@ make_kernel(SCM program, SCM name)
     return guile_clgc_wrap(K_KERNEL, k);
 }
 
-/* (set-kernel-arg! kernel index value [type]): a buffer; a bytevector (its
- * bytes); or a number with its type, one of int uint long ulong float
- * double; or (set-kernel-arg! k i size 'local) for local memory. */
+clgc_kernel_args_t *
+guile_clgc_kernel_args(SCM kernel, int make, int pos, const char *who)
+{
+    void *k = guile_clgc_unwrap(K_KERNEL, kernel, pos, who);
+    clgc_kernel_args_t *t = scm_foreign_object_ref(kernel, 1);
+    cl_int err;
+
+    if (t != NULL || !make)
+        return t;
+    t = clgc_kernel_args_new(k, &err);
+    CHECK_CL(err, who);
+    scm_foreign_object_set_x(kernel, 1, t);
+    return t;
+}
+
+/* Raise the table's failure err with its sentence: a kind the argument
+ * does not take as wrong-type-arg (a misuse, as a wrong Scheme type is),
+ * the rest as &clgc-error. */
+static void
+raise_args(clgc_kernel_args_t *t, cl_int err, SCM value, int pos,
+           const char *who)
+{
+    if (err == CL_INVALID_ARG_VALUE)
+        scm_wrong_type_arg_msg(who, pos, value, clgc_kernel_args_message(t));
+    guile_clgc_raise_error(guile_clgc_cl_error_name(err), err, who, SCM_BOOL_F,
+                           SCM_BOOL_F, clgc_kernel_args_message(t));
+}
+
+void
+guile_clgc_kernel_ready(SCM kernel, int pos, const char *who)
+{
+    clgc_kernel_args_t *t = guile_clgc_kernel_args(kernel, 0, pos, who);
+    cl_int err = t != NULL ? clgc_kernel_args_ready(t) : CL_SUCCESS;
+
+    if (err != CL_SUCCESS)
+        raise_args(t, err, kernel, pos, who);
+}
+
+/* (set-kernel-arg! kernel index value [type]): a buffer or an image; a
+ * sampler; a bytevector (its bytes); a number with its type, one of int
+ * uint long ulong float double; or (set-kernel-arg! k i size 'local) for
+ * local memory. Checked against what the kernel declares, and the
+ * objects held until replaced, by the library's argument table
+ * (clgc/binding.h). */
 static SCM
 set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
 {
-    void *k = guile_clgc_unwrap(K_KERNEL, kernel, 1, "set-kernel-arg!");
-    cl_uint i = (cl_uint)guile_clgc_to_unsigned(index, UINT32_MAX, 2,
-                                                "set-kernel-arg!");
+    const char *who = "set-kernel-arg!";
+    clgc_kernel_args_t *t = guile_clgc_kernel_args(kernel, 1, 1, who);
+    cl_uint i = (cl_uint)guile_clgc_to_unsigned(index, UINT32_MAX, 2, who);
     union {
         cl_int i;
         cl_uint u;
@@ -389,61 +446,67 @@ set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
         cl_ulong ul;
         cl_float f;
         cl_double d;
-        cl_mem m;
-        cl_sampler s;
     } v;
-    size_t size;
+    size_t size = 0;
     const void *ptr = &v;
+    clgc_arg_kind_t given = CLGC_ARG_VALUE;
+    cl_int err;
 
     if (SCM_UNBNDP(type)) {
-        if (SCM_IS_A_P(value, guile_clgc_types[K_MEM])) {
-            v.m = guile_clgc_unwrap(K_MEM, value, 3, "set-kernel-arg!");
-            size = sizeof(cl_mem);
-        } else if (SCM_IS_A_P(value, guile_clgc_types[K_SAMPLER])) {
-            v.s = guile_clgc_unwrap(K_SAMPLER, value, 3, "set-kernel-arg!");
-            size = sizeof(cl_sampler);
-        } else if (scm_is_bytevector(value)) {
+        if (SCM_IS_A_P(value, guile_clgc_types[K_MEM]))
+            given = CLGC_ARG_BUFFER; /* or an image: the library asks */
+        else if (SCM_IS_A_P(value, guile_clgc_types[K_SAMPLER]))
+            given = CLGC_ARG_SAMPLER;
+        else if (!scm_is_bytevector(value))
+            scm_wrong_type_arg_msg(
+                who, 3, value,
+                "buffer, image, sampler, bytevector, or number with type");
+    } else {
+        SCM_ASSERT_TYPE(scm_is_symbol(type), type, 4, who, "symbol");
+        if (guile_clgc_sym_is(type, "local"))
+            given = CLGC_ARG_LOCAL;
+    }
+    /* A kind the kernel does not declare, before the value is read. */
+    err = given == CLGC_ARG_BUFFER ? CL_SUCCESS
+                                   : clgc_kernel_args_check(t, i, given);
+    if (err == CL_SUCCESS && given == CLGC_ARG_BUFFER)
+        err = clgc_kernel_args_set_mem(t, i,
+                                       guile_clgc_unwrap(K_MEM, value, 3, who));
+    else if (err == CL_SUCCESS && given == CLGC_ARG_SAMPLER)
+        err = clgc_kernel_args_set_sampler(
+            t, i, guile_clgc_unwrap(K_SAMPLER, value, 3, who));
+    else if (err == CL_SUCCESS && given == CLGC_ARG_LOCAL)
+        err = clgc_kernel_args_set_local(
+            t, i, guile_clgc_to_unsigned(value, SIZE_MAX, 3, who));
+    else if (err == CL_SUCCESS) {
+        if (SCM_UNBNDP(type)) {
             ptr = SCM_BYTEVECTOR_CONTENTS(value);
             size = SCM_BYTEVECTOR_LENGTH(value);
-        } else {
-            scm_wrong_type_arg_msg(
-                "set-kernel-arg!", 3, value,
-                "buffer, image, sampler, bytevector, or number with type");
-        }
-    } else {
-        SCM_ASSERT_TYPE(scm_is_symbol(type), type, 4, "set-kernel-arg!",
-                        "symbol");
-        if (guile_clgc_sym_is(type, "local")) {
-            ptr = NULL;
-            size =
-                guile_clgc_to_unsigned(value, SIZE_MAX, 3, "set-kernel-arg!");
         } else if (guile_clgc_sym_is(type, "int")) {
             v.i = (cl_int)guile_clgc_to_signed(value, INT32_MIN, INT32_MAX, 3,
-                                               "set-kernel-arg!"),
+                                               who),
             size = sizeof(cl_int);
         } else if (guile_clgc_sym_is(type, "uint")) {
-            v.u = (cl_uint)guile_clgc_to_unsigned(value, UINT32_MAX, 3,
-                                                  "set-kernel-arg!"),
+            v.u = (cl_uint)guile_clgc_to_unsigned(value, UINT32_MAX, 3, who),
             size = sizeof(cl_uint);
         } else if (guile_clgc_sym_is(type, "long")) {
-            v.l = guile_clgc_to_signed(value, INT64_MIN, INT64_MAX, 3,
-                                       "set-kernel-arg!"),
+            v.l = guile_clgc_to_signed(value, INT64_MIN, INT64_MAX, 3, who),
             size = sizeof(cl_long);
         } else if (guile_clgc_sym_is(type, "ulong")) {
-            v.ul =
-                guile_clgc_to_unsigned(value, UINT64_MAX, 3, "set-kernel-arg!"),
+            v.ul = guile_clgc_to_unsigned(value, UINT64_MAX, 3, who),
             size = sizeof(cl_ulong);
         } else if (guile_clgc_sym_is(type, "float")) {
             v.f = (cl_float)scm_to_double(value), size = sizeof(cl_float);
         } else if (guile_clgc_sym_is(type, "double")) {
             v.d = scm_to_double(value), size = sizeof(cl_double);
         } else {
-            scm_misc_error("set-kernel-arg!", "unknown argument type: ~S",
-                           scm_list_1(type));
+            scm_misc_error(who, "unknown argument type: ~S", scm_list_1(type));
             return SCM_UNSPECIFIED;
         }
+        err = clgc_kernel_args_set_value(t, i, size, ptr);
     }
-    CHECK_CL(clgc_clSetKernelArg(k, i, size, ptr), "set-kernel-arg!");
+    if (err != CL_SUCCESS)
+        raise_args(t, err, value, 3, who);
     scm_remember_upto_here_1(value);
     return SCM_UNSPECIFIED;
 }

@@ -300,14 +300,15 @@ EXPORTS = {
             # a kernel's argument table, and boxes (clgc/binding.h)
             "clgc_box_free", "clgc_box_get", "clgc_box_hold",
             "clgc_box_new", "clgc_box_release", "clgc_box_released",
-            "clgc_box_unhold", "clgc_holds_end",
+            "clgc_box_unhold", "clgc_holds_back_to", "clgc_holds_end",
+            "clgc_holds_mark",
             "clgc_kernel_args_check", "clgc_kernel_args_count",
             "clgc_kernel_args_free",
             "clgc_kernel_args_kernel", "clgc_kernel_args_kind",
             "clgc_kernel_args_message", "clgc_kernel_args_new",
             "clgc_kernel_args_ready", "clgc_kernel_args_set_local",
             "clgc_kernel_args_set_mem", "clgc_kernel_args_set_sampler",
-            "clgc_kernel_args_set_value",
+            "clgc_kernel_args_set_value", "clgc_program_with_binaries",
         ]),
         # For clgc's own libraries only: libclgc-layer hands libclgc the
         # loader's table (src/layer.h). Not part of the interface.

@@ -33,6 +33,18 @@ struct clgc_kernel_args {
     struct clgc__arg arg[];
 };
 
+/* src into dst of n bytes, cut to fit: names in messages. */
+static void
+clgc__copy_name(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+
+    if (len >= n)
+        len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
 /* Whether a by-value type is one of OpenCL C's opaque ones (its size is
  * a pointer's, and bytes given for it would be taken for one). */
 static int
@@ -112,8 +124,8 @@ clgc__arg_read(cl_kernel k, cl_uint i, struct clgc__arg *a)
     if (clgc_clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME, sizeof(name) - 1,
                                 name, NULL) != CL_SUCCESS)
         name[0] = '\0';
-    snprintf(a->name, sizeof(a->name), "%s", name);
-    snprintf(a->type, sizeof(a->type), "%s", type);
+    clgc__copy_name(a->name, sizeof(a->name), name);
+    clgc__copy_name(a->type, sizeof(a->type), type);
     if ((tq & CL_KERNEL_ARG_TYPE_PIPE) != 0)
         a->kind = CLGC_ARG_OTHER;
     else if (strchr(type, '*') != NULL)
@@ -188,7 +200,7 @@ clgc_kernel_args_new(cl_kernel kernel, cl_int *errcode_ret)
     if (clgc_clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1,
                              name, NULL) != CL_SUCCESS)
         name[0] = '\0';
-    snprintf(t->kernel_name, sizeof(t->kernel_name), "%s", name);
+    clgc__copy_name(t->kernel_name, sizeof(t->kernel_name), name);
     t->kernel = kernel;
     t->n = n;
     t->local_limit = clgc__local_limit(kernel);
@@ -605,12 +617,68 @@ clgc_box_get(clgc_box_t *b)
     return object;
 }
 
+size_t
+clgc_holds_mark(void)
+{
+    return clgc__holds.n;
+}
+
 void
-clgc_holds_end(void)
+clgc_holds_back_to(size_t mark)
 {
     struct clgc__holds *h = &clgc__holds;
 
     /* From the last: an unhold may free a box, never the list. */
-    while (h->n > 0)
+    while (h->n > mark)
         clgc_box_unhold(h->box[--h->n]);
+}
+
+void
+clgc_holds_end(void)
+{
+    clgc_holds_back_to(0);
+}
+
+cl_program
+clgc_program_with_binaries(cl_context context, cl_uint n,
+                           const cl_device_id *devices, const size_t *lengths,
+                           const unsigned char **binaries, cl_int *status,
+                           cl_int *errcode_ret)
+{
+    unsigned char **copies;
+    cl_program p = NULL;
+    cl_int err = CL_SUCCESS;
+
+    if (n == 0 || devices == NULL || lengths == NULL || binaries == NULL)
+        err = CL_INVALID_VALUE;
+    for (cl_uint i = 0; err == CL_SUCCESS && i < n; i++)
+        if (binaries[i] == NULL || lengths[i] == 0 ||
+            lengths[i] > SIZE_MAX - CLGC_BINARY_PAD)
+            err = CL_INVALID_VALUE;
+    if (err != CL_SUCCESS) {
+        if (errcode_ret != NULL)
+            *errcode_ret = err;
+        return NULL;
+    }
+    copies = calloc(n, sizeof(*copies));
+    for (cl_uint i = 0; copies != NULL && i < n; i++) {
+        if ((copies[i] = malloc(lengths[i] + CLGC_BINARY_PAD)) == NULL) {
+            err = CL_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        memcpy(copies[i], binaries[i], lengths[i]);
+        memset(copies[i] + lengths[i], 0, CLGC_BINARY_PAD);
+    }
+    if (copies == NULL)
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        p = clgc_clCreateProgramWithBinary(context, n, devices, lengths,
+                                           (const unsigned char **)copies,
+                                           status, &err);
+    for (cl_uint i = 0; copies != NULL && i < n; i++)
+        free(copies[i]);
+    free(copies);
+    if (errcode_ret != NULL)
+        *errcode_ret = err;
+    return p;
 }

@@ -441,9 +441,13 @@ START_TEST(a_threads_holds_end_with_it)
     pthread_t t;
 
     ck_assert_ptr_eq(clgc_box_get(b), &o);
+    ck_assert_uint_eq(clgc_holds_mark(), 1);
     ck_assert_ptr_eq(clgc_box_get(b), &o);
     clgc_box_release(b);
     ck_assert_ptr_null(clgc_box_get(b));
+    ck_assert_uint_eq(clgc_holds_mark(), 2);
+    /* Back to a mark: the inner call's hold goes, the outer one's stays. */
+    clgc_holds_back_to(1);
     ck_assert_int_eq(releases(&o), 0);
     clgc_holds_end();
     ck_assert_int_eq(releases(&o), 1);

@@ -180,8 +180,8 @@ function M.step(max)
         error("clgc.step: argument #1: integer expected, got " .. type(max),
             2)
     end
-    if max ~= nil and max < 0 then
-        error("clgc.step: argument #1: a count of 0 or more expected, got "
+    if max ~= nil and (max < 0 or max > 1000000000) then
+        error("clgc.step: argument #1: a count of 0 to 10^9 expected, got "
             .. max, 2)
     end
     core.drain(max or 0)

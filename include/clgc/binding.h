@@ -97,6 +97,21 @@ CLGC_EXTERN cl_int clgc_kernel_args_ready(clgc_kernel_args_t *args);
 CLGC_EXTERN const char *
 clgc_kernel_args_message(const clgc_kernel_args_t *args);
 
+/* clCreateProgramWithBinary, with its signature and errors, for binaries
+ * a binding's user hands in: each goes to the driver in a copy followed
+ * by CLGC_BINARY_PAD zero bytes, since PoCL reads a binary's header
+ * before it checks its length (a 1-byte binary, or a real one cut short,
+ * made it read past the memory: SIGSEGV); an empty or NULL binary is
+ * CL_INVALID_VALUE. A binary is code the driver will run: only what the
+ * driver made is meaningful; this guards against junk, not forgery, and
+ * not yet against a real PoCL binary cut short, which PoCL's
+ * pocl_binary_deserialize asserts on. */
+#define CLGC_BINARY_PAD 4096
+CLGC_EXTERN cl_program clgc_program_with_binaries(
+    cl_context context, cl_uint num_devices, const cl_device_id *device_list,
+    const size_t *lengths, const unsigned char **binaries,
+    cl_int *binary_status, cl_int *errcode_ret);
+
 /* A binding's box around an OpenCL object, so that no handle reaches
  * OpenCL after its last release: a thread that calls OpenCL with the
  * object holds the box for the call, and a release meanwhile (by another
@@ -128,14 +143,18 @@ CLGC_EXTERN int clgc_box_released(const clgc_box_t *box);
  * ignored. */
 CLGC_EXTERN void clgc_box_free(clgc_box_t *box);
 
-/* Holds for a call a binding cannot end explicitly (one that may end by
- * an exception, as an OCaml stub or a Guile procedure can): clgc_box_get
- * holds a box for the calling thread until the thread's next
- * clgc_holds_end, or its exit. A binding calls clgc_holds_end at the start
- * of each call and at its normal end: a call that ended by an exception
- * lets its holds go at the thread's next call. NULL as clgc_box_hold;
- * and NULL without memory for the thread's list (nothing held). */
+/* Holds for a call whose end a binding does not write out at each return
+ * (one that may end by an exception, as an OCaml stub or a Guile
+ * procedure can): clgc_box_get holds a box for the calling thread, on the
+ * thread's list, until the binding lets the list go back to a mark it
+ * took at the call's start (clgc_holds_mark, clgc_holds_back_to: from an
+ * unwind handler, a call nested in a callback keeps its caller's holds),
+ * or all of it (clgc_holds_end), or the thread exits. NULL as
+ * clgc_box_hold; and NULL without memory for the thread's list (nothing
+ * held). */
 CLGC_EXTERN void *clgc_box_get(clgc_box_t *box);
+CLGC_EXTERN size_t clgc_holds_mark(void);
+CLGC_EXTERN void clgc_holds_back_to(size_t mark);
 CLGC_EXTERN void clgc_holds_end(void);
 
 CLGC_END_DECLS

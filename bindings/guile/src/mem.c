@@ -272,6 +272,10 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
                 "CL_INVALID_WORK_DIMENSION", CL_INVALID_WORK_DIMENSION, who,
                 SCM_BOOL_F, SCM_BOOL_F,
                 "local and global sizes differ in dimension");
+        /* A local size of 0 reaches PoCL's division (SIGFPE). */
+        for (int i = 0; i < dim; i++)
+            if (l[i] == 0)
+                scm_wrong_type_arg_msg(who, 4, local, "positive sizes");
         use_local = 1;
     }
     guile_clgc_kernel_ready(kernel, 2, who);

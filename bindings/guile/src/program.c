@@ -241,7 +241,9 @@ build_program(SCM program, SCM options, SCM notify)
 
 /* (make-program-with-binaries context devices binaries) -> program: one
  * bytevector per device, as (program-info p 'binaries) gives them. A
- * binary the driver refuses raises its error (CL_INVALID_BINARY). */
+ * binary the driver refuses raises its error (CL_INVALID_BINARY); an
+ * empty one CL_INVALID_VALUE; junk is padded so that PoCL reads no past
+ * its end (clgc_program_with_binaries, clgc/binding.h). */
 static SCM
 make_program_with_binaries(SCM context, SCM devices, SCM binaries)
 {
@@ -270,8 +272,8 @@ make_program_with_binaries(SCM context, SCM devices, SCM binaries)
         bins[i] = (const unsigned char *)SCM_BYTEVECTOR_CONTENTS(scm_car(l));
     }
     guile_clgc_signals_note();
-    p = clgc_clCreateProgramWithBinary(c, n, (cl_device_id *)d, sizes, bins,
-                                       status, &err);
+    p = clgc_program_with_binaries(c, n, (cl_device_id *)d, sizes, bins, status,
+                                   &err);
     guile_clgc_signals_restore();
     scm_remember_upto_here_1(binaries);
     CHECK_CL(err, who);

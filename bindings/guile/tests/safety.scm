@@ -93,6 +93,32 @@ __kernel void f(__local float *t, __global float *o) { t[0] = 1; o[0] = t[0]; }"
   (wait-for-events (list (enqueue-kernel queue kernel 1)))
   (check "local memory within the device's launches" #t))
 
+;; A local size of 0 (SIGFPE in PoCL under OCaml's binding).
+(let ((kernel (make-kernel program "saxpy")))
+  (set-kernel-args! kernel '(2.0 . float) (x-buffer) (y-buffer))
+  (check-raises "a local size of 0" wrong-type?
+                (lambda () (enqueue-kernel queue kernel 4 0))))
+
+;; Binaries that are junk: a byte, or a binary's first 16 bytes (was
+;; SIGSEGV: PoCL reads a header before it checks the length). A real
+;; binary cut further in still trips an assertion in PoCL's
+;; pocl_binary_deserialize: not guarded yet.
+(let ((real (car (program-info program 'binaries))))
+  (for-each
+   (lambda (name bv)
+     (check-raises name clgc-error?
+                   (lambda ()
+                     (build-program
+                      (make-program-with-binaries context (list device)
+                                                  (list bv))))))
+   '("a 1-byte binary" "a binary cut to 16 bytes")
+   (list (make-bytevector 1 1)
+         (let ((b (make-bytevector 16))) (bytevector-copy! real 0 b 0 16) b)))
+  (check-raises "an empty binary" (cl-error? "CL_INVALID_VALUE")
+                (lambda ()
+                  (make-program-with-binaries context (list device)
+                                              (list (make-bytevector 0))))))
+
 ;; Strings with a NUL inside: refused, not cut short where C reads them.
 (check-raises "a kernel name with a NUL inside" wrong-type?
               (lambda () (make-kernel program "saxpy\x00;x")))

@@ -10,27 +10,22 @@
 
 /* Context:program_binaries(devices, binaries) -> Program: one binary (a
  * string) per device, as Program:info("binaries") gives them; build it
- * before use.
- *
- * A binary is code the driver will run: only the driver's own are
- * meaningful, and a forged one can do anything. What the binding guards
- * against is junk: PoCL reads its header before it checks the length, so
- * each binary goes in a copy followed by zeros, and a string shorter than
- * that header is read as a short header, never past its memory. */
-#define LCLGC_BINARY_PAD 4096
+ * before use. Junk is refused or padded by the library
+ * (clgc_program_with_binaries, clgc/binding.h). */
 static int
 lclgc_context_program_binaries(lua_State *L)
 {
     const char *fn = "clgc.Context:program_binaries";
     cl_context c = lclgc_check(L, 1, LCLGC_CONTEXT, fn);
     cl_uint n, nb;
-    cl_device_id *ids = lclgc_check_devices(L, 2, &n, fn);
+    cl_device_id *ids;
     const unsigned char **bins;
     size_t *lens;
     cl_int *status, err = CL_SUCCESS;
     cl_program p;
-    int holder;
 
+    /* The binaries before the devices, whose array is pushed: at 3 it
+     * would be taken for the binaries when none are passed. */
     if (lua_type(L, 3) == LUA_TSTRING) {
         lua_createtable(L, 1, 0);
         lua_pushvalue(L, 3);
@@ -38,6 +33,7 @@ lclgc_context_program_binaries(lua_State *L)
         lua_replace(L, 3);
     }
     lclgc_checktype(L, 3, LUA_TTABLE, fn);
+    ids = lclgc_check_devices(L, 2, &n, fn);
     nb = (cl_uint)lclgc_rawlen(L, 3, fn);
     if (nb != n)
         return lclgc_fail(L, fn, CL_INVALID_VALUE, "CL_INVALID_VALUE", NULL,
@@ -45,27 +41,16 @@ lclgc_context_program_binaries(lua_State *L)
     bins = lua_newuserdatauv(L, n * sizeof(*bins), 0);
     lens = lua_newuserdatauv(L, n * sizeof(*lens), 0);
     status = lua_newuserdatauv(L, n * sizeof(*status), 0);
-    lua_createtable(L, (int)n, 0); /* keeps the copies */
-    holder = lua_gettop(L);
     for (cl_uint i = 0; i < n; i++) {
-        const char *b;
-        unsigned char *copy;
-
+        /* The table at 3 keeps the strings for the call. */
         lua_rawgeti(L, 3, i + 1);
         if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
             return lclgc_error(L, "%s: binary %d: a non-empty string expected",
                                fn, (int)i + 1);
-        b = lua_tolstring(L, -1, &lens[i]);
-        if (lens[i] > ((size_t)1 << 40))
-            return lclgc_error(L, "%s: binary %d is too large", fn, (int)i + 1);
-        copy = lua_newuserdatauv(L, lens[i] + LCLGC_BINARY_PAD, 0);
-        memcpy(copy, b, lens[i]);
-        memset(copy + lens[i], 0, LCLGC_BINARY_PAD);
-        bins[i] = copy;
-        lua_rawseti(L, holder, i + 1);
+        bins[i] = (const unsigned char *)lua_tolstring(L, -1, &lens[i]);
         lua_pop(L, 1);
     }
-    p = clgc_clCreateProgramWithBinary(c, n, ids, lens, bins, status, &err);
+    p = clgc_program_with_binaries(c, n, ids, lens, bins, status, &err);
     if (p == NULL) {
         for (cl_uint i = 0; i < n; i++)
             if (status[i] != CL_SUCCESS)

@@ -153,9 +153,19 @@ lclgc_checknum(lua_State *L, int idx, const char *fn)
 const char *
 lclgc_checkstr(lua_State *L, int idx, size_t *len, const char *fn)
 {
+    size_t n;
+    const char *s;
+
     if (lua_type(L, idx) != LUA_TSTRING)
         lclgc_argerror(L, idx, fn, "string expected");
-    return lua_tolstring(L, idx, len);
+    s = lua_tolstring(L, idx, &n);
+    /* Read as a C string (no len asked): one with a NUL inside would be
+     * read cut short (a kernel of another name, options cut). */
+    if (len == NULL && strlen(s) != n)
+        lclgc_argerror(L, idx, fn, "a string without a NUL inside expected");
+    if (len != NULL)
+        *len = n;
+    return s;
 }
 
 const char *

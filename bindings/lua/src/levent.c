@@ -47,10 +47,14 @@ lclgc_check_sizes(lua_State *L, int idx, size_t out[3], const char *fn,
     cl_uint n;
 
     if (lua_type(L, idx) == LUA_TNUMBER) {
-        lua_Integer v = lclgc_checkint(L, idx, fn);
+        int isint;
+        lua_Integer v = lua_tointegerx(L, idx, &isint);
 
-        if (v < 0)
-            lclgc_error(L, "%s: %s size must not be negative", fn, what);
+        /* Named by what it is: an option's value has no argument number
+         * of its own. */
+        if (!isint || v < 0)
+            lclgc_error(L, "%s: %s size: a non-negative integer expected", fn,
+                        what);
         out[0] = (size_t)v;
         return 1;
     }
@@ -108,6 +112,11 @@ lclgc_queue_launch(lua_State *L)
         return lclgc_fail(
             L, fn, CL_INVALID_WORK_DIMENSION, "CL_INVALID_WORK_DIMENSION", NULL,
             "global, local and offset sizes differ in dimensions");
+    /* A local size of 0 reaches PoCL's division (SIGFPE in OCaml's). */
+    for (cl_uint i = 0; i < ld; i++)
+        if (local[i] == 0)
+            return lclgc_error(L, "%s: local size: positive integers expected",
+                               fn);
     lclgc_kernel_ready(L, 2, k, fn);
     err = clgc_clEnqueueNDRangeKernel(q, k, dims, od ? offset : NULL, global,
                                       ld ? local : NULL, nwait, wait, &ev);

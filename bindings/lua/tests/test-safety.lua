@@ -212,7 +212,24 @@ do
     lib.raises(function() clgc.open("Portable", "x") end,
         "clgc.open: argument #2: table expected, got string")
     lib.raises(function() clgc.step(-1) end,
-        "clgc.step: argument #1: a count of 0 or more expected, got -1")
+        "clgc.step: argument #1: a count of 0 to 10^9 expected, got -1")
+    local e = lib.raises(function() clgc.step(1 << 62) end,
+        "clgc.step: argument #1: a count of 0 to 10^9 expected")
+    lib.ok(not e:find("clgc.drain", 1, true), "step's own name: " .. e)
+    local k = prog:kernel("saxpy")
+    k:args({ "float", 2 }, b, b)
+    lib.raises(function() q:launch(k, 4, { ["local"] = 0 / 0 }) end,
+        "clgc.Queue:launch: local size: a non-negative integer expected")
+    lib.raises(function() q:launch(k, 4, 0) end,
+        "clgc.Queue:launch: local size: positive integers expected")
+    k:release()
+    lib.raises(function() prog:kernel("saxpy\0x") end,
+        "clgc.Program:kernel: argument #2", "without a NUL")
+    lib.raises(function() ctx:program(lib.saxpy_src):build("-DX=1\0 -DY") end,
+        "clgc.Program:build", "without a NUL")
+    lib.raises(function() dev:info("name\0x") end, "without a NUL")
+    lib.raises(function() ctx:program_binaries(dev) end,
+        "clgc.Context:program_binaries: argument #3", "got no value")
     b:release()
     p:release()
 end

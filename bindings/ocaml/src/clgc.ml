@@ -28,11 +28,10 @@ let () =
   ignore (Thread.self ());
   install ()
 
-(* What an object keeps alive that OpenCL does not retain: a kernel the
-   buffers set as its arguments. (A buffer's Bigarray is kept by the C
-   side until OpenCL destroys the buffer.) *)
-type keep = Nothing | Args of (int, [ `Mem ] t) Hashtbl.t
-and 'k t = { h : handle; keep : keep }
+(* An object. The buffers set as a kernel's arguments are held by the
+   kernel's argument table in the library (clgc/binding.h), a buffer's
+   Bigarray by the C side until OpenCL destroys the buffer. *)
+type 'k t = { h : handle }
 type platform = [ `Platform ] t
 type device = [ `Device ] t
 type context = [ `Context ] t
@@ -49,13 +48,13 @@ external kind : handle -> string = "ml_clgc_kind"
 let release o = release_handle o.h
 let released o = released_handle o.h
 
-let own ?(keep = Nothing) h =
-  let o = { h; keep } in
+let own h =
+  let o = { h } in
   Gc.finalise release o;
   o
 
 (* Platforms and devices are not counted: no finaliser. *)
-let plain h = { h; keep = Nothing }
+let plain h = { h }
 
 external platforms_ : unit -> handle array = "ml_clgc_platforms"
 external devices_ : handle -> int64 -> handle array = "ml_clgc_devices"
@@ -129,12 +128,15 @@ external kernel_ : handle -> string -> handle = "ml_clgc_kernel"
 let program c src = own (program_ c.h src)
 external build_notify_ : handle -> string -> (unit -> unit) -> unit = "ml_clgc_build_notify"
 
+(* -cl-kernel-arg-info: without it a driver may keep no argument info, and
+   the kernels' argument tables could not tell a pointer from a number. *)
 let build ?(options = "") ?notify p =
+  let options = options ^ " -cl-kernel-arg-info" in
   match notify with
   | None -> build_ p.h options
   | Some f -> build_notify_ p.h options f
 let build_log p d = build_log_ p.h d.h
-let kernel p name = own ~keep:(Args (Hashtbl.create 4)) (kernel_ p.h name)
+let kernel p name = own (kernel_ p.h name)
 
 type arg =
   | Mem of mem
@@ -147,12 +149,7 @@ type arg =
 
 external set_arg_ : handle -> int -> arg -> unit = "ml_clgc_set_arg"
 
-let set_arg k i a =
-  set_arg_ k.h i a;
-  match (k.keep, a) with
-  | Args t, Mem m -> Hashtbl.replace t i m
-  | Args t, _ -> Hashtbl.remove t i
-  | _ -> ()
+let set_arg k i a = set_arg_ k.h i a
 let set_args k args = List.iteri (set_arg k) args
 
 type ('a, 'b) bigarray = ('a, 'b, Bigarray.c_layout) Bigarray.Array1.t

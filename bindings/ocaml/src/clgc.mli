@@ -113,9 +113,16 @@ type arg =
   | Raw of bytes  (** any other value, laid out as the kernel expects *)
 
 val set_arg : kernel -> int -> arg -> unit
-(** The kernel keeps a buffer set as an argument alive (OpenCL does not
-    retain it). Errors are the driver's: [CL_INVALID_ARG_SIZE] for a value of the
-    wrong size, [CL_INVALID_ARG_INDEX], [CL_INVALID_MEM_OBJECT]. *)
+(** Checked against what the kernel declares by the library's argument
+    table (clgc/binding.h): a kind the argument does not take raises
+    [Invalid_argument] naming it ("argument 1 (x) of kernel saxpy is a
+    __global or __constant pointer: a buffer, not a value"); a value whose
+    size is not its type's, or more local memory than the device has,
+    {!Error} [CL_INVALID_ARG_SIZE]; an index past the last
+    [CL_INVALID_ARG_INDEX]. The kernel holds a buffer set as an argument
+    until the argument is set again or the kernel released, so releasing
+    the buffer meanwhile frees nothing under it. A launch with an argument
+    never set raises [CL_INVALID_KERNEL_ARGS], naming it. *)
 
 val set_args : kernel -> arg list -> unit
 (** [set_arg] of each, from index 0. *)

@@ -54,7 +54,10 @@ enum ml_kind {
     ML_KERNEL,
     ML_MEM,
     ML_EVENT,
-    ML_NKINDS
+    ML_NKINDS,
+    /* Not an object's kind: a kernel's argument table (clgc/binding.h),
+     * released (freed) with its kernel, deferred as handles are. */
+    ML_KERNEL_ARGS
 };
 
 struct ml_handle {
@@ -63,6 +66,7 @@ struct ml_handle {
     unsigned char release; /* released while busy: the last unhold does it */
     unsigned char orphan;  /* its block is gone: the last unhold frees it */
     unsigned busy;         /* stubs holding it */
+    void *args; /* a kernel's argument table, made at its first set_arg */
 };
 
 #define Handle_val(v) (*(struct ml_handle **)Data_custom_val(v))
@@ -89,6 +93,11 @@ void *clgc_ml_get(value v, enum ml_kind kind, const char *who);
 /* Release a handle of kind through clgc (in a safe region), or later on
  * a thread of the program's. */
 void clgc_ml_release_handle(enum ml_kind kind, void *h);
+/* The argument table of kernel v (held, as clgc_ml_get), made if there is
+ * none and make; else NULL then. */
+clgc_kernel_args_t *clgc_ml_kernel_args(value v, int make, const char *who);
+/* Raise unless kernel v may be launched (platform.c). */
+void clgc_ml_kernel_ready(value v, const char *who);
 
 /* Drop the roots of the Bigarrays whose commands completed or whose
  * buffers OpenCL destroyed (mem.c); the runtime lock held. */

@@ -65,6 +65,7 @@ clgc_ml_wrap(enum ml_kind kind, void *h)
     m->release = 0;
     m->orphan = 0;
     m->busy = 0;
+    m->args = NULL;
     v = caml_alloc_custom(&ml_handle_ops, sizeof(m), 0, 1);
     Handle_val(v) = m;
     return v;
@@ -117,10 +118,13 @@ int clgc_ml_untidy;
 static void
 ml_release(struct ml_handle *m)
 {
-    void *h = m->h;
+    void *h = m->h, *args = m->args;
 
     m->h = NULL;
+    m->args = NULL;
     m->release = 0;
+    if (args != NULL)
+        clgc_ml_release_handle(ML_KERNEL_ARGS, args);
     clgc_ml_release_handle((enum ml_kind)m->kind, h);
 }
 
@@ -155,8 +159,11 @@ clgc_ml_leave(void)
         if (--m->busy > 0)
             continue;
         if (m->release && m->h != NULL) {
+            if (m->args != NULL)
+                ml_defer(ML_KERNEL_ARGS, m->args);
             ml_defer((enum ml_kind)m->kind, m->h);
             m->h = NULL;
+            m->args = NULL;
             m->release = 0;
         }
         if (m->orphan)
@@ -239,9 +246,26 @@ clgc_ml_release_handle(enum ml_kind kind, void *h)
     case ML_EVENT:
         clgc_clReleaseEvent(h);
         break;
+    case ML_KERNEL_ARGS:
+        clgc_kernel_args_free(h);
+        break;
     case ML_NKINDS:
         break;
     }
+}
+
+clgc_kernel_args_t *
+clgc_ml_kernel_args(value v, int make, const char *who)
+{
+    void *k = clgc_ml_get(v, ML_KERNEL, who);
+    struct ml_handle *m = Handle_val(v);
+    cl_int err;
+
+    if (m->args == NULL && make) {
+        m->args = clgc_kernel_args_new(k, &err);
+        ML_CHECK(err, "clgc_kernel_args_new");
+    }
+    return m->args;
 }
 
 /* Clgc.release: idempotent; done by the unhold if a stub holds the
@@ -371,8 +395,12 @@ char *
 clgc_ml_strdup(value s)
 {
     size_t len = caml_string_length(s);
-    char *c = malloc(len + 1);
+    char *c;
 
+    /* C would read it cut short: a kernel of another name, options cut. */
+    if (!caml_string_is_c_safe(s))
+        caml_invalid_argument("Clgc: a string with a NUL inside");
+    c = malloc(len + 1);
     if (c == NULL)
         caml_raise_out_of_memory();
     memcpy(c, String_val(s), len);

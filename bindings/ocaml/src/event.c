@@ -73,6 +73,11 @@ ml_clgc_launch(value queue, value kernel, value global, value local, value wait)
     if (Wosize_val(local) > 0 && clgc_ml_sizes(local, l, "Clgc.launch") != dim)
         clgc_ml_raise(CL_INVALID_WORK_DIMENSION, "clEnqueueNDRangeKernel",
                       "the local and global sizes differ in dimension");
+    /* A local size of 0 reaches PoCL's division (SIGFPE). */
+    for (cl_uint i = 0; Wosize_val(local) > 0 && i < dim; i++)
+        if (l[i] == 0)
+            caml_invalid_argument("Clgc.launch: a local size of 0");
+    clgc_ml_kernel_ready(kernel, "Clgc.launch");
     w = clgc_ml_events(wait, &n, "Clgc.launch");
     err = clgc_clEnqueueNDRangeKernel(
         q, k, dim, NULL, g, Wosize_val(local) > 0 ? l : NULL, n, w, &ev);

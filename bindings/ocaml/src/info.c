@@ -177,8 +177,10 @@ ml_clgc_info(value object, value family, value query, value device)
     CAMLlocal1(r);
     ML_STUB;
     const clgc_info_family_t *f = clgc_info_family_find(String_val(family));
-    const clgc_info_t *q =
-        f != NULL ? clgc_info_find(f, String_val(query)) : NULL;
+    /* A query with a NUL inside would be found cut short. */
+    const clgc_info_t *q = f != NULL && caml_string_is_c_safe(query)
+                               ? clgc_info_find(f, String_val(query))
+                               : NULL;
     clgc_info_extra_t extra = {0};
     struct ml_handle *h = Handle_val(object);
     unsigned char *buf;

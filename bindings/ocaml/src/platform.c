@@ -1,6 +1,7 @@
 /* Platforms, devices, contexts, queues, programs, kernels and the info
  * queries (clgc_ml.h). */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,18 +247,44 @@ ml_clgc_kernel(value program, value name)
     ML_RETURN(clgc_ml_wrap(ML_KERNEL, k));
 }
 
+/* Raise the argument table's failure err with its sentence: a kind the
+ * argument does not take as Invalid_argument (a misuse, as a wrong OCaml
+ * value is), the rest as Clgc.Error. */
+static void
+ml_args_raise(clgc_kernel_args_t *t, cl_int err, const char *who)
+{
+    char message[320];
+
+    if (err != CL_INVALID_ARG_VALUE)
+        clgc_ml_raise(err, "clSetKernelArg", clgc_kernel_args_message(t));
+    snprintf(message, sizeof(message), "%s: %s", who,
+             clgc_kernel_args_message(t));
+    caml_invalid_argument(message);
+}
+
+void
+clgc_ml_kernel_ready(value kernel, const char *who)
+{
+    clgc_kernel_args_t *t = clgc_ml_kernel_args(kernel, 0, who);
+    cl_int err = t != NULL ? clgc_kernel_args_ready(t) : CL_SUCCESS;
+
+    if (err != CL_SUCCESS)
+        clgc_ml_raise(err, "clEnqueueNDRangeKernel",
+                      clgc_kernel_args_message(t));
+}
+
 /* set_arg kernel index arg: arg is Clgc.arg (the order of its
- * constructors: Mem, Int32, Int64, Float32, Float64, Local, Bytes). */
+ * constructors: Mem, Int32, Int64, Float32, Float64, Local, Bytes),
+ * checked and held by the kernel's argument table (clgc/binding.h). */
 value
 ml_clgc_set_arg(value kernel, value index, value arg)
 {
     CAMLparam3(kernel, index, arg);
     ML_STUB;
-    void *k = clgc_ml_get(kernel, ML_KERNEL, "Clgc.set_arg");
+    clgc_kernel_args_t *t = clgc_ml_kernel_args(kernel, 1, "Clgc.set_arg");
     intnat i = Long_val(index);
     value a = Field(arg, 0);
     union {
-        void *mem;
         cl_int i32;
         cl_long i64;
         cl_float f32;
@@ -266,15 +293,23 @@ ml_clgc_set_arg(value kernel, value index, value arg)
     const void *p = &u;
     size_t size;
     char *bytes = NULL;
+    clgc_arg_kind_t given = Tag_val(arg) == 0   ? CLGC_ARG_BUFFER
+                            : Tag_val(arg) == 5 ? CLGC_ARG_LOCAL
+                                                : CLGC_ARG_VALUE;
     cl_int err;
 
     if (i < 0 || i > UINT32_MAX)
         clgc_ml_raise(CL_INVALID_ARG_INDEX, "clSetKernelArg", NULL);
+    err = clgc_kernel_args_check(t, (cl_uint)i, given);
+    if (err != CL_SUCCESS)
+        ml_args_raise(t, err, "Clgc.set_arg");
     switch (Tag_val(arg)) {
     case 0:
-        u.mem = clgc_ml_get(Field(a, 0), ML_MEM, "Clgc.set_arg");
-        size = sizeof(cl_mem);
-        break;
+        err = clgc_kernel_args_set_mem(
+            t, (cl_uint)i, clgc_ml_get(Field(a, 0), ML_MEM, "Clgc.set_arg"));
+        if (err != CL_SUCCESS)
+            ml_args_raise(t, err, "Clgc.set_arg");
+        ML_RETURN(Val_unit);
     case 1:
         u.i32 = Int32_val(a);
         size = sizeof(cl_int);
@@ -294,9 +329,10 @@ ml_clgc_set_arg(value kernel, value index, value arg)
     case 5:
         if (Long_val(a) <= 0)
             caml_invalid_argument("Clgc.set_arg: Local of a size > 0");
-        size = (size_t)Long_val(a);
-        p = NULL;
-        break;
+        err = clgc_kernel_args_set_local(t, (cl_uint)i, (size_t)Long_val(a));
+        if (err != CL_SUCCESS)
+            ml_args_raise(t, err, "Clgc.set_arg");
+        ML_RETURN(Val_unit);
     default:
         size = caml_string_length(a);
         bytes = malloc(size > 0 ? size : 1);
@@ -305,8 +341,9 @@ ml_clgc_set_arg(value kernel, value index, value arg)
         memcpy(bytes, Bytes_val(a), size);
         p = bytes;
     }
-    err = clgc_clSetKernelArg(k, (cl_uint)i, size, p);
+    err = clgc_kernel_args_set_value(t, (cl_uint)i, size, p);
     free(bytes);
-    ML_CHECK(err, "clSetKernelArg");
+    if (err != CL_SUCCESS)
+        ml_args_raise(t, err, "Clgc.set_arg");
     ML_RETURN(Val_unit);
 }

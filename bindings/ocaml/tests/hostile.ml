@@ -31,8 +31,60 @@ let () =
   ignore
     (raises_cl "CL_INVALID_VALUE" (fun () ->
          Clgc.write ~offset:(4 * n) q by (floats 1 float_of_int)));
-  ignore (raises_cl "CL_INVALID_ARG_SIZE" (fun () -> Clgc.set_arg k 1 (Clgc.Raw (Bytes.create 3))));
+  ignore (raises_cl "CL_INVALID_ARG_SIZE" (fun () -> Clgc.set_arg k 0 (Clgc.Raw (Bytes.create 3))));
+  invalid "a local size of 0" (fun () -> Clgc.launch ~local:[| 0 |] q k [| n |]);
   pass "sizes and kinds";
+
+  (* Kernel arguments (issue 45): each was a crash, now an exception or a
+     launch that computes; the library's argument table checks and holds
+     them (clgc/binding.h). *)
+  let p = Clgc.program context saxpy_source in
+  Clgc.build p;
+  let k2 = Clgc.kernel p "saxpy" in
+  let message f =
+    match f () with
+    | _ -> fail "no Invalid_argument"
+    | exception Invalid_argument m -> m
+  in
+  let m = message (fun () -> Clgc.set_arg k2 1 (Clgc.Int64 12345L)) in
+  let contains s sub =
+    let n = String.length sub in
+    let rec at i = i + n <= String.length s && (String.sub s i n = sub || at (i + 1)) in
+    at 0
+  in
+  ok
+    (contains m "argument 1 (x) of kernel saxpy is a __global")
+    "an Int64 for a __global pointer names the argument: %s" m;
+  invalid "8 bytes for a __global pointer" (fun () ->
+      Clgc.set_arg k2 2 (Clgc.Raw (Bytes.create 8)));
+  invalid "local memory for a __global pointer" (fun () -> Clgc.set_arg k2 1 (Clgc.Local 16));
+  invalid "a buffer for a float" (fun () -> Clgc.set_arg k2 0 (Clgc.Mem by));
+  ignore (raises_cl "CL_INVALID_ARG_SIZE" (fun () -> Clgc.set_arg k2 0 (Clgc.Float64 2.)));
+  Clgc.set_arg k2 0 (Clgc.Float32 2.);
+  ignore (raises_cl "CL_INVALID_KERNEL_ARGS" (fun () -> Clgc.launch q k2 [| n |]));
+  (* A buffer released by hand while it is an argument: held by the
+     kernel (was a use after free under valgrind). *)
+  let x = Clgc.buffer_of ~copy:true context (floats n float_of_int) in
+  let y = Clgc.buffer_of ~copy:true context (floats n (fun _ -> 10.)) in
+  Clgc.set_args k2 [ Clgc.Float32 2.; Clgc.Mem x; Clgc.Mem y ];
+  Clgc.release x;
+  Gc.full_major ();
+  Clgc.wait [ Clgc.launch q k2 [| n |] ];
+  let out = floats n (fun _ -> 0.) in
+  Clgc.wait [ Clgc.read q y out ];
+  ok (out.{3} = 16.) "a released buffer argument still computes: %g" out.{3};
+  (* More local memory than the device has (was an abort in PoCL). *)
+  let pl = Clgc.program context "__kernel void f(__local float *t, __global float *o) { t[0] = 1; o[0] = t[0]; }" in
+  Clgc.build pl;
+  let kl = Clgc.kernel pl "f" in
+  ignore
+    (raises_cl "CL_INVALID_ARG_SIZE" (fun () ->
+         Clgc.set_arg kl 0 (Clgc.Local (Clgc.int_info device "local-mem-size" + 1))));
+  (* Strings with a NUL inside: refused, not cut short. *)
+  invalid "a kernel name with a NUL" (fun () -> Clgc.kernel p "saxpy\000x");
+  invalid "build options with a NUL" (fun () -> Clgc.build ~options:"-DX=1\000 -DY" p);
+  invalid "an info query with a NUL" (fun () -> Clgc.info device "name\000x");
+  pass "kernel arguments and strings";
 
   (* Released objects, twice, and in every use. *)
   let e = Clgc.user_event context in

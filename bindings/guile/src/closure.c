@@ -164,7 +164,7 @@ closure_handler(void *result, void *const *args, void *data)
  * with the arguments converted (integers, reals, pointers). (release c)
  * retires it: a later call from C returns a zero result. */
 static SCM
-make_closure(SCM signature, SCM proc)
+make_closure_body(SCM signature, SCM proc)
 {
     struct closure *c;
     char *sig;
@@ -195,6 +195,7 @@ make_closure(SCM signature, SCM proc)
     scm_gc_protect_object(proc);
     return guile_clgc_wrap(K_CLOSURE, c);
 }
+GUILE_CLGC_HELD2(make_closure)
 
 clgc_function_t
 guile_clgc_closure_code(SCM closure, int pos, const char *who)
@@ -205,11 +206,12 @@ guile_clgc_closure_code(SCM closure, int pos, const char *who)
 }
 
 static SCM
-closure_pointer(SCM closure)
+closure_pointer_body(SCM closure)
 {
     return scm_from_pointer(
         (void *)guile_clgc_closure_code(closure, 1, "closure-pointer"), NULL);
 }
+GUILE_CLGC_HELD1(closure_pointer)
 
 const struct guile_clgc_proc guile_clgc_closure_procs[] = {
     {"make-closure", 2, 0, 0, make_closure,

@@ -155,110 +155,129 @@ guile_clgc_raise_pending(void)
 
 SCM guile_clgc_types[K_NKINDS];
 
-/* Release is idempotent and may race a finalizer of another object only:
- * the lock makes "take the handle, then release it" one step, so an
- * explicit release on two threads at once releases once. */
+/* An OpenCL object's foreign object holds a box (clgc/binding.h) around
+ * its handle: a procedure holds it while it uses the handle (unwrap, until
+ * the procedure ends: GUILE_CLGC_HELD), and a release on another thread,
+ * or the finalizer, meanwhile takes effect when the last hold ends, so no
+ * handle reaches OpenCL after its release. A kernel's box holds its
+ * argument table (clgc/binding.h), which holds the kernel. Completion
+ * queues and closures hold their own pointer. */
+static cl_int
+release_context(void *h)
+{
+    return clgc_clReleaseContext(h);
+}
+static cl_int
+release_queue(void *h)
+{
+    return clgc_clReleaseCommandQueue(h);
+}
+static cl_int
+release_program(void *h)
+{
+    return clgc_clReleaseProgram(h);
+}
+/* A kernel's box holds this: the kernel, and its argument table
+ * (clgc/binding.h), made at its first set-kernel-arg!. */
+struct kernel {
+    cl_kernel k;
+    clgc_kernel_args_t *args;
+};
+
+static cl_int
+release_kernel(void *p)
+{
+    struct kernel *k = p;
+    cl_int err;
+
+    clgc_kernel_args_free(k->args);
+    err = clgc_clReleaseKernel(k->k);
+    free(k);
+    return err;
+}
+static cl_int
+release_mem(void *h)
+{
+    return clgc_clReleaseMemObject(h);
+}
+static cl_int
+release_event(void *h)
+{
+    return clgc_clReleaseEvent(h);
+}
+static cl_int
+release_sampler(void *h)
+{
+    return clgc_clReleaseSampler(h);
+}
+
+/* What releases a boxed object of kind k (NULL: platforms and root
+ * devices, never released). */
+static cl_int (*const releases[K_CQ])(void *) = {
+    [K_CONTEXT] = release_context, [K_QUEUE] = release_queue,
+    [K_PROGRAM] = release_program, [K_KERNEL] = release_kernel,
+    [K_MEM] = release_mem,         [K_EVENT] = release_event,
+    [K_SAMPLER] = release_sampler};
+
+/* Release obj now, or when the last procedure holding it ends;
+ * idempotent. A completion queue is closed; a closure retired. The lock
+ * makes "take the pointer, then close it" one step for those. */
 static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void *
-guile_clgc_take_handle(SCM obj)
+void
+guile_clgc_release_object(enum kind k, SCM obj)
 {
-    void *h;
+    void *p;
 
+    if (k < K_CQ) {
+        clgc_box_release(scm_foreign_object_ref(obj, 0));
+        return;
+    }
     pthread_mutex_lock(&handle_lock);
-    h = scm_foreign_object_ref(obj, 0);
+    p = scm_foreign_object_ref(obj, 0);
     scm_foreign_object_set_x(obj, 0, NULL);
     pthread_mutex_unlock(&handle_lock);
-    return h;
+    if (p != NULL && k == K_CLOSURE)
+        guile_clgc_closure_retire(p);
+    /* On the finalization thread nobody else drains it; a queue with
+     * completions still to come cannot be closed and is left. */
+    else if (p != NULL)
+        clgc_queue_close(p);
 }
 
-void
-guile_clgc_release_handle(enum kind k, void *h)
+int
+guile_clgc_released(SCM obj)
 {
-    if (h == NULL)
-        return;
-    switch (k) {
-    case K_CONTEXT:
-        clgc_clReleaseContext(h);
-        break;
-    case K_QUEUE:
-        clgc_clReleaseCommandQueue(h);
-        break;
-    case K_PROGRAM:
-        clgc_clReleaseProgram(h);
-        break;
-    case K_KERNEL:
-        clgc_clReleaseKernel(h);
-        break;
-    case K_MEM:
-        clgc_clReleaseMemObject(h);
-        break;
-    case K_EVENT:
-        clgc_clReleaseEvent(h);
-        break;
-    case K_SAMPLER:
-        clgc_clReleaseSampler(h);
-        break;
-    case K_CLOSURE:
-        /* Only an explicit release frees a closure (see make_closure). */
-        break;
-    case K_CQ:
-        /* On the finalization thread nobody else drains it; a queue with
-         * completions still to come cannot be closed and is left. */
-        clgc_queue_close(h);
-        break;
-    default:
-        break; /* platforms and root devices are never released */
-    }
-}
+    void *p = scm_foreign_object_ref(obj, 0);
 
-/* A kernel's argument table (clgc/binding.h), its second slot: made at
- * its first set-kernel-arg! (program.c), freed with the kernel. */
-void *
-guile_clgc_take_kernel_args(SCM kernel)
-{
-    void *t;
-
-    pthread_mutex_lock(&handle_lock);
-    t = scm_foreign_object_ref(kernel, 1);
-    scm_foreign_object_set_x(kernel, 1, NULL);
-    pthread_mutex_unlock(&handle_lock);
-    return t;
-}
-
-static void
-finalize_K_KERNEL(SCM obj)
-{
-    clgc_kernel_args_free(guile_clgc_take_kernel_args(obj));
-    guile_clgc_release_handle(K_KERNEL, guile_clgc_take_handle(obj));
+    return guile_clgc_kind_of(obj) < K_CQ ? clgc_box_released(p) : p == NULL;
 }
 
 /* Finalizers run on Guile's finalization thread, a Guile thread: the
- * wrappers' regions (scm_without_guile) work there as anywhere. */
-#define FINALIZER(k)                                                           \
-    static void finalize_##k(SCM obj)                                          \
-    {                                                                          \
-        guile_clgc_release_handle(k, guile_clgc_take_handle(obj));             \
-    }
-FINALIZER(K_CONTEXT)
-FINALIZER(K_QUEUE)
-FINALIZER(K_PROGRAM)
-FINALIZER(K_MEM)
-FINALIZER(K_EVENT)
-FINALIZER(K_SAMPLER)
-FINALIZER(K_CQ)
+ * wrappers' regions (scm_without_guile) work there as anywhere. A box is
+ * freed once no procedure holds it. */
+static void
+finalize_boxed(SCM obj)
+{
+    clgc_box_free(scm_foreign_object_ref(obj, 0));
+}
+
+static void
+finalize_K_CQ(SCM obj)
+{
+    guile_clgc_release_object(K_CQ, obj);
+}
 
 const struct guile_clgc_kind guile_clgc_kinds[K_NKINDS] = {
-    [K_PLATFORM] = {"cl-platform", CL_INVALID_PLATFORM, NULL},
-    [K_DEVICE] = {"cl-device", CL_INVALID_DEVICE, NULL},
-    [K_CONTEXT] = {"cl-context", CL_INVALID_CONTEXT, finalize_K_CONTEXT},
-    [K_QUEUE] = {"cl-command-queue", CL_INVALID_COMMAND_QUEUE,
-                 finalize_K_QUEUE},
-    [K_PROGRAM] = {"cl-program", CL_INVALID_PROGRAM, finalize_K_PROGRAM},
-    [K_KERNEL] = {"cl-kernel", CL_INVALID_KERNEL, finalize_K_KERNEL},
-    [K_MEM] = {"cl-mem", CL_INVALID_MEM_OBJECT, finalize_K_MEM},
-    [K_EVENT] = {"cl-event", CL_INVALID_EVENT, finalize_K_EVENT},
-    [K_SAMPLER] = {"cl-sampler", CL_INVALID_SAMPLER, finalize_K_SAMPLER},
+    [K_PLATFORM] = {"cl-platform", CL_INVALID_PLATFORM, finalize_boxed},
+    [K_DEVICE] = {"cl-device", CL_INVALID_DEVICE, finalize_boxed},
+    [K_CONTEXT] = {"cl-context", CL_INVALID_CONTEXT, finalize_boxed},
+    [K_QUEUE] = {"cl-command-queue", CL_INVALID_COMMAND_QUEUE, finalize_boxed},
+    [K_PROGRAM] = {"cl-program", CL_INVALID_PROGRAM, finalize_boxed},
+    [K_KERNEL] = {"cl-kernel", CL_INVALID_KERNEL, finalize_boxed},
+    [K_MEM] = {"cl-mem", CL_INVALID_MEM_OBJECT, finalize_boxed},
+    [K_EVENT] = {"cl-event", CL_INVALID_EVENT, finalize_boxed},
+    [K_SAMPLER] = {"cl-sampler", CL_INVALID_SAMPLER, finalize_boxed},
     [K_CQ] = {"completion-queue", CLGC_EINVAL, finalize_K_CQ},
     [K_CLOSURE] = {"closure", CLGC_EINVAL, NULL},
 };
@@ -337,23 +356,56 @@ guile_clgc_seen_kind(void *h)
 SCM
 guile_clgc_wrap(enum kind k, void *h)
 {
-    if (k < K_CQ)
-        guile_clgc_seen_note(k, h);
-    if (k == K_KERNEL)
-        return scm_make_foreign_object_2(guile_clgc_types[k], h, NULL);
-    return scm_make_foreign_object_1(guile_clgc_types[k], h);
+    void *p = h, *box = NULL;
+
+    if (k >= K_CQ)
+        return scm_make_foreign_object_1(guile_clgc_types[k], h);
+    guile_clgc_seen_note(k, h);
+    if (k == K_KERNEL && (p = calloc(1, sizeof(struct kernel))) != NULL)
+        ((struct kernel *)p)->k = h;
+    if (p == NULL || (box = clgc_box_new(p, releases[k])) == NULL) {
+        if (k == K_KERNEL) {
+            free(p);
+            clgc_clReleaseKernel(h);
+        } else if (releases[k] != NULL) {
+            releases[k](h);
+        }
+        scm_report_out_of_memory();
+    }
+    return scm_make_foreign_object_1(guile_clgc_types[k], box);
 }
 
 /* The live handle of obj, of kind k: a wrong type raises wrong-type-arg,
  * a released object &clgc-error with the kind's CL_INVALID_* code. */
-void *
-guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who)
+static void
+holds_back_to(void *mark)
+{
+    clgc_holds_back_to((size_t)(uintptr_t)mark);
+}
+
+void
+guile_clgc_held_begin(void)
+{
+    scm_dynwind_begin(0);
+    scm_dynwind_unwind_handler(holds_back_to,
+                               (void *)(uintptr_t)clgc_holds_mark(),
+                               SCM_F_WIND_EXPLICITLY);
+}
+
+/* What obj's slot holds, of kind k: for a boxed kind the object held
+ * until the procedure ends (GUILE_CLGC_HELD; a kernel's argument table).
+ * A wrong type raises wrong-type-arg, a released object &clgc-error with
+ * the kind's CL_INVALID_* code. */
+static void *
+hold(enum kind k, SCM obj, int pos, const char *who)
 {
     void *h;
 
     if (!SCM_IS_A_P(obj, guile_clgc_types[k]))
         scm_wrong_type_arg_msg(who, pos, obj, guile_clgc_kinds[k].name);
     h = scm_foreign_object_ref(obj, 0);
+    if (h != NULL && k < K_CQ)
+        h = clgc_box_get(h);
     if (h == NULL) {
         /* clgc's objects have clgc's code, by clgc's name: CLGC_EINVAL's
          * value is also CL_MEM_OBJECT_ALLOCATION_FAILURE's. */
@@ -370,6 +422,28 @@ guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who)
             "the object was released");
     }
     return h;
+}
+
+/* The live handle of obj, of kind k, held until the procedure ends. */
+void *
+guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who)
+{
+    void *h = hold(k, obj, pos, who);
+
+    return k == K_KERNEL ? ((struct kernel *)h)->k : h;
+}
+
+clgc_kernel_args_t *
+guile_clgc_kernel_args(SCM kernel, int make, int pos, const char *who)
+{
+    struct kernel *k = hold(K_KERNEL, kernel, pos, who);
+    cl_int err;
+
+    if (k->args == NULL && make) {
+        k->args = clgc_kernel_args_new(k->k, &err);
+        CHECK_CL(err, who);
+    }
+    return k->args;
 }
 
 /* A Scheme string as a C string, malloc'd; one with a NUL inside is
@@ -494,8 +568,10 @@ guile_clgc_handle_array(enum kind k, SCM list, int pos, const char *who,
     a = (size_t)len <= n_buf ? buf : malloc(sizeof(void *) * (size_t)len);
     if (a == NULL)
         guile_clgc_raise_cl(CL_OUT_OF_HOST_MEMORY, who);
+    /* Each held (again) until the procedure ends: checked above, so this
+     * raises nothing that would leak a. */
     for (l = list; !scm_is_null(l); l = scm_cdr(l))
-        a[i++] = scm_foreign_object_ref(scm_car(l), 0);
+        a[i++] = guile_clgc_unwrap(k, scm_car(l), pos, who);
     *n = i;
     return a;
 }
@@ -638,9 +714,7 @@ guile_clgc_core_init(void)
         guile_clgc_types[k] =
             scm_gc_protect_object(scm_make_foreign_object_type(
                 scm_from_utf8_symbol(guile_clgc_kinds[k].name),
-                k == K_KERNEL ? scm_list_2(scm_from_utf8_symbol("handle"),
-                                           scm_from_utf8_symbol("args"))
-                              : scm_list_1(scm_from_utf8_symbol("handle")),
+                scm_list_1(scm_from_utf8_symbol("handle")),
                 guile_clgc_kinds[k].finalizer));
     guile_clgc_guarded = scm_gc_protect_object(
         scm_c_module_lookup(scm_c_resolve_module("clgc"), "%call-guarded"));

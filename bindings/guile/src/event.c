@@ -218,7 +218,7 @@ guile_clgc_transfer_done(cl_event ev, SCM bv, int block, const char *who)
 }
 
 static SCM
-wait_for_events(SCM events)
+wait_for_events_body(SCM events)
 {
     cl_uint n;
     void *buf[16];
@@ -241,6 +241,7 @@ wait_for_events(SCM events)
     CHECK_CL(err, "wait-for-events");
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD1(wait_for_events)
 
 /* ------------------------------------------------------------------------
  * Events */
@@ -265,7 +266,7 @@ status_scm(cl_int s)
 }
 
 static SCM
-event_status(SCM event)
+event_status_body(SCM event)
 {
     cl_int s = 0;
 
@@ -275,9 +276,10 @@ event_status(SCM event)
              "event-status");
     return status_scm(s);
 }
+GUILE_CLGC_HELD1(event_status)
 
 static SCM
-make_user_event(SCM context)
+make_user_event_body(SCM context)
 {
     cl_int err = CL_SUCCESS;
     cl_event e = clgc_clCreateUserEvent(
@@ -286,10 +288,11 @@ make_user_event(SCM context)
     CHECK_CL(err, "make-user-event");
     return guile_clgc_wrap(K_EVENT, e);
 }
+GUILE_CLGC_HELD1(make_user_event)
 
 /* status: 'complete or a negative error code. */
 static SCM
-set_user_event_status(SCM event, SCM status)
+set_user_event_status_body(SCM event, SCM status)
 {
     void *e = guile_clgc_unwrap(K_EVENT, event, 1, "set-user-event-status!");
     cl_int s;
@@ -302,6 +305,7 @@ set_user_event_status(SCM event, SCM status)
     CHECK_CL(clgc_clSetUserEventStatus(e, s), "set-user-event-status!");
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD2(set_user_event_status)
 
 static void CL_CALLBACK
 event_notify(cl_event event, cl_int status, void *data)
@@ -317,7 +321,7 @@ event_notify(cl_event event, cl_int status, void *data)
  * status) once the event completes or fails, on PoCL's thread with Guile
  * entered, or in a drain of the completion queue when one is given. */
 static SCM
-set_event_callback(SCM event, SCM proc, SCM cq)
+set_event_callback_body(SCM event, SCM proc, SCM cq)
 {
     const char *who = "set-event-callback!";
     void *e = guile_clgc_unwrap(K_EVENT, event, 1, who);
@@ -343,12 +347,13 @@ set_event_callback(SCM event, SCM proc, SCM cq)
     CHECK_CL(err, who);
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD3(set_event_callback)
 
 /* ------------------------------------------------------------------------
  * Completion queues */
 
 static SCM
-make_completion_queue(void)
+make_completion_queue_body(void)
 {
     clgc_queue_t *q = NULL;
     int err = clgc_queue_create(&q);
@@ -357,16 +362,18 @@ make_completion_queue(void)
         guile_clgc_raise_clgc(err, "make-completion-queue");
     return guile_clgc_wrap(K_CQ, q);
 }
+GUILE_CLGC_HELD0(make_completion_queue)
 
 static SCM
-completion_queue_fd(SCM cq)
+completion_queue_fd_body(SCM cq)
 {
     return scm_from_int(
         clgc_queue_fd(guile_clgc_unwrap(K_CQ, cq, 1, "completion-queue-fd")));
 }
+GUILE_CLGC_HELD1(completion_queue_fd)
 
 static SCM
-drain(SCM cq, SCM max)
+drain_body(SCM cq, SCM max)
 {
     clgc_queue_t *q = guile_clgc_unwrap(K_CQ, cq, 1, "drain!");
     unsigned m =
@@ -381,6 +388,7 @@ drain(SCM cq, SCM max)
         guile_clgc_raise_clgc(n, "drain!");
     return scm_from_int(n);
 }
+GUILE_CLGC_HELD2(drain)
 
 const struct guile_clgc_proc guile_clgc_event_procs[] = {
     {"wait-for-events", 1, 0, 0, wait_for_events,

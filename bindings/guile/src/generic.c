@@ -181,7 +181,7 @@ note_generic_handles(const clgc_command_t *cmd, const clgc_arg_t *a,
 }
 
 static SCM
-command_call(SCM name, SCM args)
+command_call_body(SCM name, SCM args)
 {
     const char *who = "command-call";
     char *n;
@@ -317,6 +317,7 @@ command_call(SCM name, SCM args)
         return scm_from_int64(r.i64);
     }
 }
+GUILE_CLGC_HELD2(command_call)
 
 /* Whether h is an object of kind k: one the binding saw made as one
  * (guile_clgc_seen_kind), still an object (object_plausible), and a platform of
@@ -371,7 +372,7 @@ object_of_kind(int k, void *h)
  * release and the typed procedures. kind: context queue program kernel
  * buffer event. The object owns the reference. */
 static SCM
-pointer_to_object(SCM kind, SCM pointer)
+pointer_to_object_body(SCM kind, SCM pointer)
 {
     static const char *names[K_CQ] = {
         [K_PLATFORM] = "platform", [K_DEVICE] = "device",
@@ -396,6 +397,7 @@ pointer_to_object(SCM kind, SCM pointer)
     scm_wrong_type_arg_msg("pointer->object", 1, kind, "object kind symbol");
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD2(pointer_to_object)
 
 const struct guile_clgc_proc guile_clgc_generic_procs[] = {
     {"pointer->object", 2, 0, 0, pointer_to_object,

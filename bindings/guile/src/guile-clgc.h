@@ -104,16 +104,49 @@ void guile_clgc_core_init(void);
 SCM guile_clgc_wrap(enum kind k, void *h);
 void *guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who);
 int guile_clgc_kind_of(SCM obj);
-void *guile_clgc_take_handle(SCM obj);
-/* A kernel's argument table, taken from it to be freed (NULL: none). */
-void *guile_clgc_take_kernel_args(SCM kernel);
-/* The argument table of the kernel at pos (program.c): made if there is
- * none and make; else NULL then. Raise unless the kernel may be launched
- * (every argument set, where set-kernel-arg! set them). */
+/* Release obj (of kind k) now, or when the last procedure holding it
+ * ends; idempotent. Whether it was. */
+void guile_clgc_release_object(enum kind k, SCM obj);
+int guile_clgc_released(SCM obj);
+/* The argument table of the kernel at pos, held as unwrap holds (core.c):
+ * made if there is none and make, else NULL then. Raise unless the kernel
+ * may be launched: every argument set, where set-kernel-arg! set them
+ * (program.c). */
 clgc_kernel_args_t *guile_clgc_kernel_args(SCM kernel, int make, int pos,
                                            const char *who);
 void guile_clgc_kernel_ready(SCM kernel, int pos, const char *who);
-void guile_clgc_release_handle(enum kind k, void *h);
+
+/* A procedure of the tables runs its body, f_body, in a dynwind context
+ * whose unwind, on its return or an exception, lets go of the holds its
+ * unwraps took (clgc_holds_back_to); one nested in a Scheme callback
+ * keeps its caller's. GUILE_CLGC_HELDn(f) defines f, of n arguments. */
+void guile_clgc_held_begin(void);
+#define GUILE_CLGC_HELD_RUN(call)                                              \
+    {                                                                          \
+        SCM r_;                                                                \
+        guile_clgc_held_begin();                                               \
+        r_ = call;                                                             \
+        scm_dynwind_end();                                                     \
+        return r_;                                                             \
+    }
+#define GUILE_CLGC_HELD0(f) static SCM f(void) GUILE_CLGC_HELD_RUN(f##_body())
+#define GUILE_CLGC_HELD1(f) static SCM f(SCM a) GUILE_CLGC_HELD_RUN(f##_body(a))
+#define GUILE_CLGC_HELD2(f)                                                    \
+    static SCM f(SCM a, SCM b) GUILE_CLGC_HELD_RUN(f##_body(a, b))
+#define GUILE_CLGC_HELD3(f)                                                    \
+    static SCM f(SCM a, SCM b, SCM c) GUILE_CLGC_HELD_RUN(f##_body(a, b, c))
+#define GUILE_CLGC_HELD4(f)                                                    \
+    static SCM f(SCM a, SCM b, SCM c, SCM d)                                   \
+        GUILE_CLGC_HELD_RUN(f##_body(a, b, c, d))
+#define GUILE_CLGC_HELD5(f)                                                    \
+    static SCM f(SCM a, SCM b, SCM c, SCM d, SCM e)                            \
+        GUILE_CLGC_HELD_RUN(f##_body(a, b, c, d, e))
+#define GUILE_CLGC_HELD6(f)                                                    \
+    static SCM f(SCM a, SCM b, SCM c, SCM d, SCM e, SCM g)                     \
+        GUILE_CLGC_HELD_RUN(f##_body(a, b, c, d, e, g))
+#define GUILE_CLGC_HELD7(f)                                                    \
+    static SCM f(SCM a, SCM b, SCM c, SCM d, SCM e, SCM g, SCM h)              \
+        GUILE_CLGC_HELD_RUN(f##_body(a, b, c, d, e, g, h))
 void guile_clgc_seen_note(enum kind k, void *h);
 int guile_clgc_seen_kind(void *h);
 void **guile_clgc_handle_array(enum kind k, SCM list, int pos, const char *who,

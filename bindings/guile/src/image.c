@@ -60,7 +60,7 @@ format_arg(SCM format, int pos, const char *who)
  * to 3 sizes, with an array's size last; type 1d 2d 3d 1d-array 2d-array
  * (by default by the number of dimensions). */
 static SCM
-make_image(SCM context, SCM format, SCM dims, SCM rest)
+make_image_body(SCM context, SCM format, SCM dims, SCM rest)
 {
     const char *who = "make-image";
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, who);
@@ -122,10 +122,11 @@ make_image(SCM context, SCM format, SCM dims, SCM rest)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_MEM, m);
 }
+GUILE_CLGC_HELD4(make_image)
 
 /* (image-formats context [flags] [type]) -> ((CL_RGBA CL_FLOAT) ...) */
 static SCM
-image_formats(SCM context, SCM flags, SCM type)
+image_formats_body(SCM context, SCM flags, SCM type)
 {
     const char *who = "image-formats";
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, who);
@@ -153,6 +154,7 @@ image_formats(SCM context, SCM flags, SCM type)
             l);
     return l;
 }
+GUILE_CLGC_HELD3(image_formats)
 
 static clgc_image_shape_t
 shape_of(void *image, const char *who)
@@ -228,33 +230,37 @@ image_transfer(SCM queue, SCM image, SCM bv, SCM rest, int write, int block,
 }
 
 static SCM
-read_image(SCM queue, SCM image, SCM bv, SCM rest)
+read_image_body(SCM queue, SCM image, SCM bv, SCM rest)
 {
     return image_transfer(queue, image, bv, rest, 0, 1, "read-image!");
 }
+GUILE_CLGC_HELD4(read_image)
 
 static SCM
-write_image(SCM queue, SCM image, SCM bv, SCM rest)
+write_image_body(SCM queue, SCM image, SCM bv, SCM rest)
 {
     return image_transfer(queue, image, bv, rest, 1, 1, "write-image!");
 }
+GUILE_CLGC_HELD4(write_image)
 
 static SCM
-enqueue_read_image(SCM queue, SCM image, SCM bv, SCM rest)
+enqueue_read_image_body(SCM queue, SCM image, SCM bv, SCM rest)
 {
     return image_transfer(queue, image, bv, rest, 0, 0, "enqueue-read-image");
 }
+GUILE_CLGC_HELD4(enqueue_read_image)
 
 static SCM
-enqueue_write_image(SCM queue, SCM image, SCM bv, SCM rest)
+enqueue_write_image_body(SCM queue, SCM image, SCM bv, SCM rest)
 {
     return image_transfer(queue, image, bv, rest, 1, 0, "enqueue-write-image");
 }
+GUILE_CLGC_HELD4(enqueue_write_image)
 
 /* (enqueue-fill-image queue image colour #:origin #:region #:wait): colour,
  * four numbers, floats or integers as the image's channel type is. */
 static SCM
-enqueue_fill_image(SCM queue, SCM image, SCM colour, SCM rest)
+enqueue_fill_image_body(SCM queue, SCM image, SCM colour, SCM rest)
 {
     const char *who = "enqueue-fill-image";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
@@ -305,11 +311,12 @@ enqueue_fill_image(SCM queue, SCM image, SCM colour, SCM rest)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_EVENT, ev);
 }
+GUILE_CLGC_HELD4(enqueue_fill_image)
 
 /* (enqueue-copy-image queue src dst #:src-origin #:dst-origin #:region
  * #:wait): the region (by default the rest of src) must fit both. */
 static SCM
-enqueue_copy_image(SCM queue, SCM src, SCM dst, SCM rest)
+enqueue_copy_image_body(SCM queue, SCM src, SCM dst, SCM rest)
 {
     const char *who = "enqueue-copy-image";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
@@ -341,10 +348,11 @@ enqueue_copy_image(SCM queue, SCM src, SCM dst, SCM rest)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_EVENT, ev);
 }
+GUILE_CLGC_HELD4(enqueue_copy_image)
 
 /* (make-sampler context #:normalized? #:addressing #:filter) */
 static SCM
-make_sampler(SCM context, SCM rest)
+make_sampler_body(SCM context, SCM rest)
 {
     const char *who = "make-sampler";
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, who);
@@ -368,6 +376,7 @@ make_sampler(SCM context, SCM rest)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_SAMPLER, s);
 }
+GUILE_CLGC_HELD2(make_sampler)
 
 const struct guile_clgc_proc guile_clgc_image_procs[] = {
     {"make-image", 3, 0, 1, make_image,

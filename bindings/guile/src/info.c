@@ -9,7 +9,7 @@
 #include "guile-clgc.h"
 
 static SCM
-platforms(void)
+platforms_body(void)
 {
     cl_uint n = 0;
     cl_platform_id ids[16];
@@ -29,9 +29,10 @@ platforms(void)
         l = scm_cons(guile_clgc_wrap(K_PLATFORM, ids[n]), l);
     return l;
 }
+GUILE_CLGC_HELD0(platforms)
 
 static SCM
-devices(SCM platform, SCM type)
+devices_body(SCM platform, SCM type)
 {
     void *p = guile_clgc_unwrap(K_PLATFORM, platform, 1, "devices");
     cl_device_type t = CL_DEVICE_TYPE_ALL;
@@ -66,6 +67,7 @@ devices(SCM platform, SCM type)
         l = scm_cons(guile_clgc_wrap(K_DEVICE, ids[n]), l);
     return l;
 }
+GUILE_CLGC_HELD2(devices)
 
 /* ------------------------------------------------------------------------
  * Info queries, by the registry's names and types (clgc/names.h) */
@@ -414,10 +416,11 @@ static const struct info_proc info_procs[] = {
 };
 
 #define INFO_PROC(f, i)                                                        \
-    static SCM f(SCM obj, SCM key)                                             \
+    static SCM f##_body(SCM obj, SCM key)                                      \
     {                                                                          \
         return info_call(&info_procs[i], obj, SCM_UNDEFINED, key);             \
-    }
+    }                                                                          \
+    GUILE_CLGC_HELD2(f)
 INFO_PROC(platform_info, 0)
 INFO_PROC(device_info, 1)
 INFO_PROC(context_info, 2)
@@ -431,10 +434,11 @@ INFO_PROC(sampler_info, 12)
 INFO_PROC(image_info, 13)
 #undef INFO_PROC
 #define INFO_PROC(f, i)                                                        \
-    static SCM f(SCM obj, SCM extra, SCM key)                                  \
+    static SCM f##_body(SCM obj, SCM extra, SCM key)                           \
     {                                                                          \
         return info_call(&info_procs[i], obj, extra, key);                     \
-    }
+    }                                                                          \
+    GUILE_CLGC_HELD3(f)
 INFO_PROC(program_build_info, 9)
 INFO_PROC(kernel_work_group_info, 10)
 INFO_PROC(kernel_arg_info, 11)
@@ -444,7 +448,7 @@ INFO_PROC(kernel_arg_info, 11)
  * in its order, each with the type of its value: ((CL_DEVICE_TYPE .
  * bitfield) ...), the types of clgc/names.h. */
 static SCM
-info_names(SCM family)
+info_names_body(SCM family)
 {
     const clgc_info_family_t *f;
     char *name;
@@ -463,13 +467,14 @@ info_names(SCM family)
             scm_from_utf8_symbol(clgc_info_type_name(f->infos[i].type)), l);
     return l;
 }
+GUILE_CLGC_HELD1(info_names)
 
 /* (info-alist obj): every query of obj's family (platform, device,
  * context, command queue, mem object, program, kernel or event) that the
  * driver answers, as (CL_NAME . value) in the registry's order. A query it
  * refuses (one the device lacks) is left out. */
 static SCM
-info_alist(SCM obj)
+info_alist_body(SCM obj)
 {
     int k = guile_clgc_kind_of(obj);
     const struct info_proc *p = NULL;
@@ -494,6 +499,7 @@ info_alist(SCM obj)
     }
     return l;
 }
+GUILE_CLGC_HELD1(info_alist)
 
 const struct guile_clgc_proc guile_clgc_info_procs[] = {
     {"platforms", 0, 0, 0, platforms,

@@ -13,7 +13,7 @@
 /* (make-buffer context flags size-or-bytevector): a bytevector's contents
  * are copied into the new buffer (CL_MEM_COPY_HOST_PTR). */
 static SCM
-make_buffer(SCM context, SCM flags, SCM init)
+make_buffer_body(SCM context, SCM flags, SCM init)
 {
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, "make-buffer");
     cl_mem_flags f = guile_clgc_mem_flags(flags, 2, "make-buffer");
@@ -36,6 +36,7 @@ make_buffer(SCM context, SCM flags, SCM init)
     CHECK_CL(err, "make-buffer");
     return guile_clgc_wrap(K_MEM, m);
 }
+GUILE_CLGC_HELD3(make_buffer)
 
 /* The size in bytes of the memory object m. */
 static size_t
@@ -49,11 +50,12 @@ mem_size(void *m, const char *who)
 }
 
 static SCM
-buffer_size(SCM buffer)
+buffer_size_body(SCM buffer)
 {
     return scm_from_size_t(mem_size(
         guile_clgc_unwrap(K_MEM, buffer, 1, "buffer-size"), "buffer-size"));
 }
+GUILE_CLGC_HELD1(buffer_size)
 /* A read or write of bv at offset of the buffer, enqueued without
  * blocking after the wait-list: its event. */
 static cl_event
@@ -99,30 +101,34 @@ transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
 }
 
 static SCM
-read_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+read_buffer_body(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
     return transfer(queue, buffer, bv, offset, wait, 0, 1, "read-buffer!");
 }
+GUILE_CLGC_HELD5(read_buffer)
 
 static SCM
-write_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+write_buffer_body(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
     return transfer(queue, buffer, bv, offset, wait, 1, 1, "write-buffer!");
 }
+GUILE_CLGC_HELD5(write_buffer)
 
 static SCM
-enqueue_read_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+enqueue_read_buffer_body(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
     return transfer(queue, buffer, bv, offset, wait, 0, 0,
                     "enqueue-read-buffer");
 }
+GUILE_CLGC_HELD5(enqueue_read_buffer)
 
 static SCM
-enqueue_write_buffer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
+enqueue_write_buffer_body(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait)
 {
     return transfer(queue, buffer, bv, offset, wait, 1, 0,
                     "enqueue-write-buffer");
 }
+GUILE_CLGC_HELD5(enqueue_write_buffer)
 
 /* An optional size or offset argument: dflt when not passed. */
 static size_t
@@ -147,8 +153,8 @@ size_or_rest(SCM size, int pos, void *m, size_t off, const char *who)
  * the pattern, a bytevector, is copied at once (OpenCL keeps no pointer
  * to it); size defaults to the rest of the buffer. */
 static SCM
-enqueue_fill_buffer(SCM queue, SCM buffer, SCM pattern, SCM offset, SCM size,
-                    SCM wait)
+enqueue_fill_buffer_body(SCM queue, SCM buffer, SCM pattern, SCM offset,
+                         SCM size, SCM wait)
 {
     const char *who = "enqueue-fill-buffer";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
@@ -172,12 +178,13 @@ enqueue_fill_buffer(SCM queue, SCM buffer, SCM pattern, SCM offset, SCM size,
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_EVENT, ev);
 }
+GUILE_CLGC_HELD6(enqueue_fill_buffer)
 
 /* (enqueue-copy-buffer queue src dst [src-offset] [dst-offset] [size]
  * [wait-list]): size defaults to the rest of src. */
 static SCM
-enqueue_copy_buffer(SCM queue, SCM src, SCM dst, SCM src_offset, SCM dst_offset,
-                    SCM size, SCM wait)
+enqueue_copy_buffer_body(SCM queue, SCM src, SCM dst, SCM src_offset,
+                         SCM dst_offset, SCM size, SCM wait)
 {
     const char *who = "enqueue-copy-buffer";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
@@ -198,11 +205,12 @@ enqueue_copy_buffer(SCM queue, SCM src, SCM dst, SCM src_offset, SCM dst_offset,
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_EVENT, ev);
 }
+GUILE_CLGC_HELD7(enqueue_copy_buffer)
 
 /* (make-sub-buffer buffer offset size [flags]) -> a cl-mem over that
  * region of buffer; flags as make-buffer's, default its own. */
 static SCM
-make_sub_buffer(SCM buffer, SCM offset, SCM size, SCM flags)
+make_sub_buffer_body(SCM buffer, SCM offset, SCM size, SCM flags)
 {
     const char *who = "make-sub-buffer";
     void *m = guile_clgc_unwrap(K_MEM, buffer, 1, who);
@@ -219,6 +227,7 @@ make_sub_buffer(SCM buffer, SCM offset, SCM size, SCM flags)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_MEM, sub);
 }
+GUILE_CLGC_HELD4(make_sub_buffer)
 
 /* (enqueue-marker queue [wait-list]) and (enqueue-barrier queue
  * [wait-list]): an event that completes once the wait-list's events (or,
@@ -241,20 +250,22 @@ marker_or_barrier(SCM queue, SCM wait, int barrier, const char *who)
 }
 
 static SCM
-enqueue_marker(SCM queue, SCM wait)
+enqueue_marker_body(SCM queue, SCM wait)
 {
     return marker_or_barrier(queue, wait, 0, "enqueue-marker");
 }
+GUILE_CLGC_HELD2(enqueue_marker)
 
 static SCM
-enqueue_barrier(SCM queue, SCM wait)
+enqueue_barrier_body(SCM queue, SCM wait)
 {
     return marker_or_barrier(queue, wait, 1, "enqueue-barrier");
 }
+GUILE_CLGC_HELD2(enqueue_barrier)
 
 /* (enqueue-kernel queue kernel global [local] [wait-list]) -> event */
 static SCM
-enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
+enqueue_kernel_body(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
 {
     const char *who = "enqueue-kernel";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
@@ -288,9 +299,10 @@ enqueue_kernel(SCM queue, SCM kernel, SCM global, SCM local, SCM wait)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_EVENT, ev);
 }
+GUILE_CLGC_HELD5(enqueue_kernel)
 
 static SCM
-finish(SCM queue)
+finish_body(SCM queue)
 {
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, "finish");
     cl_int err;
@@ -300,9 +312,10 @@ finish(SCM queue)
     CHECK_CL(err, "finish");
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD1(finish)
 
 static SCM
-flush(SCM queue)
+flush_body(SCM queue)
 {
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, "flush");
     cl_int err;
@@ -312,6 +325,7 @@ flush(SCM queue)
     CHECK_CL(err, "flush");
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD1(flush)
 
 /* Rectangles: a 3D box of bytes of a buffer (or of the host
  * bytevector), its origin and pitches by keyword, checked by
@@ -392,21 +406,23 @@ buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest, int write, const char *who)
 }
 
 static SCM
-read_buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest)
+read_buffer_rect_body(SCM queue, SCM buffer, SCM bv, SCM rest)
 {
     return buffer_rect(queue, buffer, bv, rest, 0, "read-buffer-rect!");
 }
+GUILE_CLGC_HELD4(read_buffer_rect)
 
 static SCM
-write_buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest)
+write_buffer_rect_body(SCM queue, SCM buffer, SCM bv, SCM rest)
 {
     return buffer_rect(queue, buffer, bv, rest, 1, "write-buffer-rect!");
 }
+GUILE_CLGC_HELD4(write_buffer_rect)
 
 /* (enqueue-copy-buffer-rect queue src dst #:region #:src-origin
  * #:dst-origin #:src-row-pitch ... #:wait) -> event */
 static SCM
-enqueue_copy_buffer_rect(SCM queue, SCM src, SCM dst, SCM rest)
+enqueue_copy_buffer_rect_body(SCM queue, SCM src, SCM dst, SCM rest)
 {
     const char *who = "enqueue-copy-buffer-rect";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
@@ -440,6 +456,7 @@ enqueue_copy_buffer_rect(SCM queue, SCM src, SCM dst, SCM rest)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_EVENT, ev);
 }
+GUILE_CLGC_HELD4(enqueue_copy_buffer_rect)
 
 /* Mapped bytevectors: each one's buffer handle and mapped address, until
  * unmap! empties it. The mapping holds a reference of its own to the
@@ -462,7 +479,7 @@ mappings_init(void)
  * read-buffer! waits); flags: read write write-invalidate (default
  * (read write)). */
 static SCM
-map_buffer(SCM queue, SCM buffer, SCM rest)
+map_buffer_body(SCM queue, SCM buffer, SCM rest)
 {
     const char *who = "map-buffer!";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
@@ -513,6 +530,7 @@ map_buffer(SCM queue, SCM buffer, SCM rest)
         scm_cons(scm_from_pointer(m, NULL), scm_from_pointer(p, NULL)));
     return bv;
 }
+GUILE_CLGC_HELD3(map_buffer)
 
 /* (unmap! queue bytevector [wait-list]) -> event: unmaps what
  * map-buffer! mapped, and empties the bytevector at once (its length 0,
@@ -520,7 +538,7 @@ map_buffer(SCM queue, SCM buffer, SCM rest)
  * libguile/bytevectors.h lays it out), so that a later use raises
  * instead of touching memory OpenCL may have taken back. */
 static SCM
-unmap_buffer(SCM queue, SCM bv, SCM wait)
+unmap_buffer_body(SCM queue, SCM bv, SCM wait)
 {
     static char nothing[1];
     const char *who = "unmap!";
@@ -549,6 +567,7 @@ unmap_buffer(SCM queue, SCM bv, SCM wait)
     SCM_SET_CELL_WORD_2(bv, (scm_t_bits)nothing);
     return guile_clgc_wrap(K_EVENT, ev);
 }
+GUILE_CLGC_HELD3(unmap_buffer)
 
 const struct guile_clgc_proc guile_clgc_mem_procs[] = {
     {"make-buffer", 3, 0, 0, make_buffer,

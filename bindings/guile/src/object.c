@@ -7,16 +7,12 @@
 #include "guile-clgc.h"
 
 static SCM
-release(SCM obj)
+release_body(SCM obj)
 {
     int k = guile_clgc_kind_of(obj);
 
     if (k < 0)
         scm_wrong_type_arg_msg("release", 1, obj, "OpenCL object");
-    if (k == K_CLOSURE) {
-        guile_clgc_closure_retire(guile_clgc_take_handle(obj));
-        return SCM_UNSPECIFIED;
-    }
     if (k == K_CQ) {
         void *q = scm_foreign_object_ref(obj, 0);
         int err;
@@ -29,24 +25,24 @@ release(SCM obj)
         scm_foreign_object_set_x(obj, 0, NULL);
         return SCM_UNSPECIFIED;
     }
-    if (k == K_KERNEL)
-        clgc_kernel_args_free(guile_clgc_take_kernel_args(obj));
-    guile_clgc_release_handle(k, guile_clgc_take_handle(obj));
+    guile_clgc_release_object(k, obj);
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD1(release)
 
 static SCM
-released_p(SCM obj)
+released_p_body(SCM obj)
 {
     if (guile_clgc_kind_of(obj) < 0)
         scm_wrong_type_arg_msg("released?", 1, obj, "OpenCL object");
-    return scm_from_bool(scm_foreign_object_ref(obj, 0) == NULL);
+    return scm_from_bool(guile_clgc_released(obj));
 }
+GUILE_CLGC_HELD1(released_p)
 
 /* (%object-types): the foreign object types, for the Scheme half's
  * printers. */
 static SCM
-object_types(void)
+object_types_body(void)
 {
     SCM l = SCM_EOL;
 
@@ -54,6 +50,7 @@ object_types(void)
         l = scm_cons(guile_clgc_types[k], l);
     return l;
 }
+GUILE_CLGC_HELD0(object_types)
 
 /* (cl-device? obj) and the other kinds' predicates. */
 #define PREDICATE(f, k)                                                        \
@@ -75,7 +72,7 @@ PREDICATE(closure_p, K_CLOSURE)
 #undef PREDICATE
 
 static SCM
-handle_pointer(SCM obj)
+handle_pointer_body(SCM obj)
 {
     int k = guile_clgc_kind_of(obj);
 
@@ -84,6 +81,7 @@ handle_pointer(SCM obj)
     return scm_from_pointer(guile_clgc_unwrap(k, obj, 1, "handle->pointer"),
                             NULL);
 }
+GUILE_CLGC_HELD1(handle_pointer)
 
 const struct guile_clgc_proc guile_clgc_object_procs[] = {
     {"release", 1, 0, 0, release,

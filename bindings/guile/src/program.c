@@ -11,7 +11,7 @@
 #include "guile-clgc.h"
 
 static SCM
-make_context(SCM devs)
+make_context_body(SCM devs)
 {
     cl_uint n;
     void *buf[16];
@@ -31,9 +31,10 @@ make_context(SCM devs)
     CHECK_CL(err, "make-context");
     return guile_clgc_wrap(K_CONTEXT, c);
 }
+GUILE_CLGC_HELD1(make_context)
 
 static SCM
-make_queue(SCM context, SCM device, SCM profiling)
+make_queue_body(SCM context, SCM device, SCM profiling)
 {
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, "make-command-queue");
     void *d = guile_clgc_unwrap(K_DEVICE, device, 2, "make-command-queue");
@@ -46,9 +47,10 @@ make_queue(SCM context, SCM device, SCM profiling)
     CHECK_CL(err, "make-command-queue");
     return guile_clgc_wrap(K_QUEUE, q);
 }
+GUILE_CLGC_HELD3(make_queue)
 
 static SCM
-make_program(SCM context, SCM source)
+make_program_body(SCM context, SCM source)
 {
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, "make-program");
     char *src;
@@ -61,6 +63,7 @@ make_program(SCM context, SCM source)
     CHECK_CL(err, "make-program");
     return guile_clgc_wrap(K_PROGRAM, p);
 }
+GUILE_CLGC_HELD2(make_program)
 
 static SCM
 build_log(void *p, void *d)
@@ -85,12 +88,13 @@ build_log(void *p, void *d)
 }
 
 static SCM
-program_build_log(SCM program, SCM device)
+program_build_log_body(SCM program, SCM device)
 {
     return build_log(
         guile_clgc_unwrap(K_PROGRAM, program, 1, "program-build-log"),
         guile_clgc_unwrap(K_DEVICE, device, 2, "program-build-log"));
 }
+GUILE_CLGC_HELD2(program_build_log)
 
 /* The logs of every device of the program, concatenated. */
 static SCM
@@ -187,7 +191,7 @@ build_notify(cl_program program, void *data)
 }
 
 static SCM
-build_program(SCM program, SCM options, SCM notify)
+build_program_body(SCM program, SCM options, SCM notify)
 {
     void *p = guile_clgc_unwrap(K_PROGRAM, program, 1, "build-program");
     char *opts = NULL;
@@ -238,6 +242,7 @@ build_program(SCM program, SCM options, SCM notify)
     guile_clgc_raise_pending(); /* an earlier callback's failure */
     return program;
 }
+GUILE_CLGC_HELD3(build_program)
 
 /* (make-program-with-binaries context devices binaries) -> program: one
  * bytevector per device, as (program-info p 'binaries) gives them. A
@@ -245,7 +250,7 @@ build_program(SCM program, SCM options, SCM notify)
  * empty one CL_INVALID_VALUE; junk is padded so that PoCL reads no past
  * its end (clgc_program_with_binaries, clgc/binding.h). */
 static SCM
-make_program_with_binaries(SCM context, SCM devices, SCM binaries)
+make_program_with_binaries_body(SCM context, SCM devices, SCM binaries)
 {
     const char *who = "make-program-with-binaries";
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, who);
@@ -279,12 +284,13 @@ make_program_with_binaries(SCM context, SCM devices, SCM binaries)
     CHECK_CL(err, who);
     return guile_clgc_wrap(K_PROGRAM, p);
 }
+GUILE_CLGC_HELD3(make_program_with_binaries)
 
 /* (compile-program program #:options #:headers): compiles for its
  * devices, outside Guile mode; headers: an alist of (include name .
  * program of source). Raises CL_COMPILE_PROGRAM_FAILURE with the logs. */
 static SCM
-compile_program(SCM program, SCM rest)
+compile_program_body(SCM program, SCM rest)
 {
     const char *who = "compile-program";
     void *p = guile_clgc_unwrap(K_PROGRAM, program, 1, who);
@@ -335,13 +341,14 @@ compile_program(SCM program, SCM rest)
             SCM_BOOL_F, NULL);
     return program;
 }
+GUILE_CLGC_HELD2(compile_program)
 
 /* (link-program context programs #:options) -> a new program from
  * compiled ones, for the context's devices, outside Guile mode; raises
  * CL_LINK_PROGRAM_FAILURE (with the logs where the driver made a
  * program). */
 static SCM
-link_program(SCM context, SCM programs, SCM rest)
+link_program_body(SCM context, SCM programs, SCM rest)
 {
     const char *who = "link-program";
     void *c = guile_clgc_unwrap(K_CONTEXT, context, 1, who);
@@ -373,9 +380,10 @@ link_program(SCM context, SCM programs, SCM rest)
     }
     return guile_clgc_wrap(K_PROGRAM, p);
 }
+GUILE_CLGC_HELD3(link_program)
 
 static SCM
-make_kernel(SCM program, SCM name)
+make_kernel_body(SCM program, SCM name)
 {
     void *p = guile_clgc_unwrap(K_PROGRAM, program, 1, "make-kernel");
     char *n;
@@ -390,21 +398,7 @@ make_kernel(SCM program, SCM name)
     CHECK_CL(err, "make-kernel");
     return guile_clgc_wrap(K_KERNEL, k);
 }
-
-clgc_kernel_args_t *
-guile_clgc_kernel_args(SCM kernel, int make, int pos, const char *who)
-{
-    void *k = guile_clgc_unwrap(K_KERNEL, kernel, pos, who);
-    clgc_kernel_args_t *t = scm_foreign_object_ref(kernel, 1);
-    cl_int err;
-
-    if (t != NULL || !make)
-        return t;
-    t = clgc_kernel_args_new(k, &err);
-    CHECK_CL(err, who);
-    scm_foreign_object_set_x(kernel, 1, t);
-    return t;
-}
+GUILE_CLGC_HELD2(make_kernel)
 
 /* Raise the table's failure err with its sentence: a kind the argument
  * does not take as wrong-type-arg (a misuse, as a wrong Scheme type is),
@@ -436,7 +430,7 @@ guile_clgc_kernel_ready(SCM kernel, int pos, const char *who)
  * objects held until replaced, by the library's argument table
  * (clgc/binding.h). */
 static SCM
-set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
+set_kernel_arg_body(SCM kernel, SCM index, SCM value, SCM type)
 {
     const char *who = "set-kernel-arg!";
     clgc_kernel_args_t *t = guile_clgc_kernel_args(kernel, 1, 1, who);
@@ -512,6 +506,7 @@ set_kernel_arg(SCM kernel, SCM index, SCM value, SCM type)
     scm_remember_upto_here_1(value);
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD4(set_kernel_arg)
 
 const struct guile_clgc_proc guile_clgc_program_procs[] = {
     {"make-context", 1, 0, 0, make_context,

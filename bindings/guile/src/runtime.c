@@ -262,29 +262,33 @@ guile_clgc_regions(void)
  * Switches */
 
 static SCM
-set_safe_regions(SCM on)
+set_safe_regions_body(SCM on)
 {
     guile_clgc_set_regions(scm_is_true(on));
     return SCM_UNSPECIFIED;
 }
+GUILE_CLGC_HELD1(set_safe_regions)
 
 static SCM
-safe_regions_p(void)
+safe_regions_p_body(void)
 {
     return scm_from_bool(guile_clgc_regions());
 }
+GUILE_CLGC_HELD0(safe_regions_p)
 
 static SCM
-runtime_name(void)
+runtime_name_body(void)
 {
     return guile_clgc_str_or_false(clgc_runtime_current()->name);
 }
+GUILE_CLGC_HELD0(runtime_name)
 
 static SCM
-thread_in_region_p(void)
+thread_in_region_p_body(void)
 {
     return scm_from_bool(clgc_thread_in_region());
 }
+GUILE_CLGC_HELD0(thread_in_region_p)
 
 const struct guile_clgc_proc guile_clgc_runtime_procs[] = {
     {"set-safe-regions!", 1, 0, 0, set_safe_regions,

@@ -377,6 +377,10 @@ info_call(const struct info_proc *p, SCM obj, SCM extra, SCM key)
     const void *x = NULL;
     cl_uint index = 0;
 
+    /* PoCL answers a buffer's width 0 rather than refuse it. */
+    if (strcmp(p->family, "cl_image_info") == 0 && !guile_clgc_is_image(h))
+        scm_wrong_type_arg_msg(p->who, 1, obj, "image");
+
     if (p->extra == EXTRA_DEVICE) {
         x = guile_clgc_unwrap(K_DEVICE, extra, 2, p->who);
     } else if (p->extra == EXTRA_ARG) {

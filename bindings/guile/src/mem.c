@@ -63,7 +63,7 @@ enqueue_transfer(SCM queue, SCM buffer, SCM bv, SCM offset, SCM wait, int write,
                  const char *who)
 {
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
-    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    void *m = guile_clgc_unwrap_buffer(buffer, 2, who);
     size_t off = 0;
     cl_uint n = 0;
     void **w, *buf[16];
@@ -158,7 +158,7 @@ enqueue_fill_buffer_body(SCM queue, SCM buffer, SCM pattern, SCM offset,
 {
     const char *who = "enqueue-fill-buffer";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
-    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    void *m = guile_clgc_unwrap_buffer(buffer, 2, who);
     size_t off, len;
     cl_uint n = 0;
     void **w, *buf[16];
@@ -188,8 +188,8 @@ enqueue_copy_buffer_body(SCM queue, SCM src, SCM dst, SCM src_offset,
 {
     const char *who = "enqueue-copy-buffer";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
-    void *s = guile_clgc_unwrap(K_MEM, src, 2, who);
-    void *d = guile_clgc_unwrap(K_MEM, dst, 3, who);
+    void *s = guile_clgc_unwrap_buffer(src, 2, who);
+    void *d = guile_clgc_unwrap_buffer(dst, 3, who);
     size_t so = opt_size(src_offset, 0, 4, who);
     size_t dof = opt_size(dst_offset, 0, 5, who);
     size_t len = size_or_rest(size, 6, s, so, who);
@@ -213,7 +213,7 @@ static SCM
 make_sub_buffer_body(SCM buffer, SCM offset, SCM size, SCM flags)
 {
     const char *who = "make-sub-buffer";
-    void *m = guile_clgc_unwrap(K_MEM, buffer, 1, who);
+    void *m = guile_clgc_unwrap_buffer(buffer, 1, who);
     cl_buffer_region region;
     cl_mem_flags f =
         SCM_UNBNDP(flags) ? 0 : guile_clgc_mem_flags(flags, 4, who);
@@ -368,7 +368,7 @@ static SCM
 buffer_rect(SCM queue, SCM buffer, SCM bv, SCM rest, int write, const char *who)
 {
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
-    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    void *m = guile_clgc_unwrap_buffer(buffer, 2, who);
     SCM region = SCM_UNDEFINED, bo = SCM_UNDEFINED, ho = SCM_UNDEFINED,
         brp = SCM_UNDEFINED, bsp = SCM_UNDEFINED, hrp = SCM_UNDEFINED,
         hsp = SCM_UNDEFINED, wait = SCM_UNDEFINED;
@@ -426,8 +426,8 @@ enqueue_copy_buffer_rect_body(SCM queue, SCM src, SCM dst, SCM rest)
 {
     const char *who = "enqueue-copy-buffer-rect";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
-    void *s = guile_clgc_unwrap(K_MEM, src, 2, who);
-    void *d = guile_clgc_unwrap(K_MEM, dst, 3, who);
+    void *s = guile_clgc_unwrap_buffer(src, 2, who);
+    void *d = guile_clgc_unwrap_buffer(dst, 3, who);
     SCM region = SCM_UNDEFINED, so = SCM_UNDEFINED, dor = SCM_UNDEFINED,
         srp = SCM_UNDEFINED, ssp = SCM_UNDEFINED, drp = SCM_UNDEFINED,
         dsp = SCM_UNDEFINED, wait = SCM_UNDEFINED;
@@ -483,7 +483,7 @@ map_buffer_body(SCM queue, SCM buffer, SCM rest)
 {
     const char *who = "map-buffer!";
     void *q = guile_clgc_unwrap(K_QUEUE, queue, 1, who);
-    void *m = guile_clgc_unwrap(K_MEM, buffer, 2, who);
+    void *m = guile_clgc_unwrap_buffer(buffer, 2, who);
     SCM flags = SCM_UNDEFINED, offset = SCM_UNDEFINED, size = SCM_UNDEFINED,
         wait = SCM_UNDEFINED, bv;
     cl_map_flags f = 0;

@@ -71,6 +71,16 @@ PREDICATE(cq_p, K_CQ)
 PREDICATE(closure_p, K_CLOSURE)
 #undef PREDICATE
 
+/* (cl-image? obj): a cl-mem that is an image. */
+static SCM
+image_p_body(SCM obj)
+{
+    return scm_from_bool(
+        SCM_IS_A_P(obj, guile_clgc_types[K_MEM]) && !guile_clgc_released(obj) &&
+        guile_clgc_is_image(guile_clgc_unwrap(K_MEM, obj, 1, "cl-image?")));
+}
+GUILE_CLGC_HELD1(image_p)
+
 static SCM
 handle_pointer_body(SCM obj)
 {
@@ -103,6 +113,9 @@ const struct guile_clgc_proc guile_clgc_object_procs[] = {
      "(cl-mem? obj) -> whether obj is a buffer (a memory object)."},
     {"cl-event?", 1, 0, 0, event_p,
      "(cl-event? obj) -> whether obj is an event."},
+    {"cl-image?", 1, 0, 0, image_p,
+     "(cl-image? obj) -> whether obj is an image (a cl-mem made by "
+     "make-image)."},
     {"cl-sampler?", 1, 0, 0, sampler_p,
      "(cl-sampler? obj) -> whether obj is a sampler."},
     {"completion-queue?", 1, 0, 0, cq_p,

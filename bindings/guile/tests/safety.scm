@@ -159,6 +159,20 @@ __kernel void f(__local float *t, __global float *o) { t[0] = 1; o[0] = t[0]; }"
   (finish queue)
   (check "every waiter of a released event ended" (= (atomic-box-ref ended) 20)))
 
+;; Buffers and images told apart: image-info of a buffer answered a
+;; width of 0, write-buffer! took an image.
+(let ((buf (x-buffer))
+      (image (make-image context '(rgba float) '(4 2))))
+  (check "cl-image? of an image" (cl-image? image))
+  (check "not cl-image? of a buffer" (not (cl-image? buf)))
+  (check "not cl-image? of a number" (not (cl-image? 42)))
+  (check-raises "image-info of a buffer" wrong-type?
+                (lambda () (image-info buf 'width)))
+  (check-raises "write-buffer! into an image" wrong-type?
+                (lambda () (write-buffer! queue image (make-bytevector 16))))
+  (check-raises "read-buffer! from an image" wrong-type?
+                (lambda () (read-buffer! queue image (make-bytevector 16)))))
+
 ;; A local size of 0 (SIGFPE in PoCL under OCaml's binding).
 (let ((kernel (make-kernel program "saxpy")))
   (set-kernel-args! kernel '(2.0 . float) (x-buffer) (y-buffer))

@@ -37,13 +37,13 @@ void *clgc_ml_active(void *(*fn)(void *), void *arg);
  * Objects (core.c)
  *
  * An OpenCL object is a custom block pointing at its record, which holds
- * the handle; the OCaml record around the block (Clgc.t) is what
- * Gc.finalise watches. Every object a stub gets is held (busy) until the
- * stub ends (ML_RETURN; or, if it raised, until the thread's next stub
- * starts), so a release meanwhile (another thread's, or a finaliser's,
- * while the stub's call lets the lock go) waits for it, and is done by
- * the next stub on a thread of the program's, as is a release made on a
- * foreign thread. */
+ * the handle and a box around it (clgc/binding.h); the OCaml record
+ * around the block (Clgc.t) is what Gc.finalise watches. Every object a
+ * stub gets is held until the stub ends (ML_RETURN; or, if it raised,
+ * until the thread's next stub starts, or the thread exits), so a release
+ * meanwhile (another thread's, or a finaliser's, while the stub's call
+ * lets the lock go) waits for it, and is done by the next stub on a
+ * thread of the program's, as is a release made on a foreign thread. */
 
 enum ml_kind {
     ML_PLATFORM,
@@ -54,19 +54,13 @@ enum ml_kind {
     ML_KERNEL,
     ML_MEM,
     ML_EVENT,
-    ML_NKINDS,
-    /* Not an object's kind: a kernel's argument table (clgc/binding.h),
-     * released (freed) with its kernel, deferred as handles are. */
-    ML_KERNEL_ARGS
+    ML_NKINDS
 };
 
 struct ml_handle {
-    void *h;               /* NULL once released */
-    unsigned char kind;    /* enum ml_kind */
-    unsigned char release; /* released while busy: the last unhold does it */
-    unsigned char orphan;  /* its block is gone: the last unhold frees it */
-    unsigned busy;         /* stubs holding it */
-    void *args; /* a kernel's argument table, made at its first set_arg */
+    void *h;            /* the handle: identity, kept after the release */
+    unsigned char kind; /* enum ml_kind */
+    clgc_box_t *box;    /* holds h (a kernel's: it and its argument table) */
 };
 
 #define Handle_val(v) (*(struct ml_handle **)Data_custom_val(v))

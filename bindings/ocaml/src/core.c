@@ -1,5 +1,8 @@
 /* The service every stub uses (clgc_ml.h): objects, errors, arguments. */
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,18 +30,16 @@ ml_hash(value v)
 }
 
 /* The record itself: a custom block only points at it, so that its
- * address holds while the block moves (the stubs' held lists keep it).
- * Freed with the block, unless a thread still holds it (the last unhold
- * frees it then). */
+ * address holds while the block moves. Freed with the block; its box
+ * (which a thread may still hold) releases the object if nothing did, and
+ * is freed after the last hold. */
 static void
 ml_handle_finalize(value v)
 {
     struct ml_handle *m = Handle_val(v);
 
-    if (m->busy > 0)
-        m->orphan = 1;
-    else
-        free(m);
+    clgc_box_free(m->box);
+    free(m);
 }
 
 static struct custom_operations ml_handle_ops = {"clgc.handle",
@@ -50,83 +51,28 @@ static struct custom_operations ml_handle_ops = {"clgc.handle",
                                                  custom_compare_ext_default,
                                                  custom_fixed_length_default};
 
-value
-clgc_ml_wrap(enum ml_kind kind, void *h)
-{
-    struct ml_handle *m = malloc(sizeof(*m));
-    value v;
+/* What a kernel's box holds: the kernel, and its argument table
+ * (clgc/binding.h), made at its first set_arg. */
+struct ml_kernel {
+    cl_kernel k;
+    clgc_kernel_args_t *args;
+};
 
-    if (m == NULL) {
-        clgc_ml_release_handle(kind, h);
-        caml_raise_out_of_memory();
-    }
-    m->h = h;
-    m->kind = (unsigned char)kind;
-    m->release = 0;
-    m->orphan = 0;
-    m->busy = 0;
-    m->args = NULL;
-    v = caml_alloc_custom(&ml_handle_ops, sizeof(m), 0, 1);
-    Handle_val(v) = m;
-    return v;
-}
-
-/* What this thread's stub holds: every object it got, busy until the
- * thread's next stub starts (a stub may end by an exception, so the end
- * is found there). A release meanwhile, by another thread's stub or a
- * finaliser, is done by the unhold. */
-#define ML_HELD_FIXED 8
-static __thread struct ml_handle *ml_held_fixed[ML_HELD_FIXED];
-static __thread struct ml_handle **ml_held_more; /* a long wait list's */
-static __thread size_t ml_nheld, ml_capheld;
-
-static void
-ml_hold(struct ml_handle *m)
-{
-    if (ml_nheld >= ML_HELD_FIXED) {
-        size_t i = ml_nheld - ML_HELD_FIXED;
-
-        if (i == ml_capheld) {
-            size_t cap = ml_capheld ? ml_capheld * 2 : 64;
-            struct ml_handle **a = realloc(ml_held_more, cap * sizeof(*a));
-
-            if (a == NULL)
-                caml_raise_out_of_memory();
-            ml_held_more = a;
-            ml_capheld = cap;
-        }
-        ml_held_more[i] = m;
-    } else
-        ml_held_fixed[ml_nheld] = m;
-    m->busy++;
-    ml_nheld++;
-}
-
-/* Releases that must wait for a thread of the program's: made on a
- * foreign thread (a finaliser or Clgc.release run by a callback's OCaml
- * code on PoCL's thread, where a release can wait for work that very
- * thread should do). Under the lock. */
+/* Releases that must wait for a thread of the program's, in a stub's
+ * start: made on a foreign thread (a finaliser or Clgc.release run by a
+ * callback's OCaml code on PoCL's thread, where a release can wait for
+ * work that very thread should do), by a stub's end (its result may be a
+ * value that a call letting the lock go would leave to the collector), at
+ * a thread's exit, or by a finaliser. Any thread, under ml_deferred_lock:
+ * a box's last hold may end on a thread without the runtime lock. */
 struct ml_deferred {
     void *h;
     enum ml_kind kind;
     struct ml_deferred *next;
 };
+static pthread_mutex_t ml_deferred_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ml_deferred *ml_deferred;
-int clgc_ml_untidy;
-
-/* Release m's handle now, or defer it. */
-static void
-ml_release(struct ml_handle *m)
-{
-    void *h = m->h, *args = m->args;
-
-    m->h = NULL;
-    m->args = NULL;
-    m->release = 0;
-    if (args != NULL)
-        clgc_ml_release_handle(ML_KERNEL_ARGS, args);
-    clgc_ml_release_handle((enum ml_kind)m->kind, h);
-}
+static atomic_int ml_untidy;
 
 static void
 ml_defer(enum ml_kind kind, void *h)
@@ -139,63 +85,115 @@ ml_defer(enum ml_kind kind, void *h)
     }
     d->h = h;
     d->kind = kind;
+    pthread_mutex_lock(&ml_deferred_lock);
     d->next = ml_deferred;
     ml_deferred = d;
-    clgc_ml_untidy = 1;
+    atomic_store(&ml_untidy, 1);
+    pthread_mutex_unlock(&ml_deferred_lock);
 }
 
-/* Let go of what this thread's stub held. A release that waited for it
- * is deferred, not done: the stub's result may be a value that a call
- * letting the lock go would leave to the collector. */
+/* Set by Clgc.release on a thread of the program's: a box it releases
+ * with no hold left releases the object at once. Any other release
+ * (the last hold's end, a finaliser) is deferred. */
+static __thread int ml_now;
+
+static void
+ml_box_release(enum ml_kind kind, void *h)
+{
+    if (ml_now && !clgc_ml_foreign())
+        clgc_ml_release_handle(kind, h);
+    else
+        ml_defer(kind, h);
+}
+
+#define ML_BOX_RELEASE(kind)                                                   \
+    static cl_int ml_box_release_##kind(void *h)                               \
+    {                                                                          \
+        ml_box_release(kind, h);                                               \
+        return CL_SUCCESS;                                                     \
+    }
+ML_BOX_RELEASE(ML_DEVICE)
+ML_BOX_RELEASE(ML_CONTEXT)
+ML_BOX_RELEASE(ML_QUEUE)
+ML_BOX_RELEASE(ML_PROGRAM)
+ML_BOX_RELEASE(ML_KERNEL)
+ML_BOX_RELEASE(ML_MEM)
+ML_BOX_RELEASE(ML_EVENT)
+#undef ML_BOX_RELEASE
+
+static cl_int (*const ml_box_releases[ML_NKINDS])(void *) = {
+    [ML_DEVICE] = ml_box_release_ML_DEVICE,
+    [ML_CONTEXT] = ml_box_release_ML_CONTEXT,
+    [ML_QUEUE] = ml_box_release_ML_QUEUE,
+    [ML_PROGRAM] = ml_box_release_ML_PROGRAM,
+    [ML_KERNEL] = ml_box_release_ML_KERNEL,
+    [ML_MEM] = ml_box_release_ML_MEM,
+    [ML_EVENT] = ml_box_release_ML_EVENT};
+
+value
+clgc_ml_wrap(enum ml_kind kind, void *h)
+{
+    struct ml_handle *m = malloc(sizeof(*m));
+    struct ml_kernel *k = NULL;
+    value v;
+
+    if (m != NULL && kind == ML_KERNEL && (k = calloc(1, sizeof(*k))) != NULL)
+        k->k = h;
+    if (m == NULL || (kind == ML_KERNEL && k == NULL) ||
+        (m->box = clgc_box_new(kind == ML_KERNEL ? (void *)k : h,
+                               ml_box_releases[kind])) == NULL) {
+        free(m);
+        free(k);
+        if (kind == ML_KERNEL)
+            clgc_clReleaseKernel(h);
+        else
+            clgc_ml_release_handle(kind, h);
+        caml_raise_out_of_memory();
+    }
+    m->h = h;
+    m->kind = (unsigned char)kind;
+    v = caml_alloc_custom(&ml_handle_ops, sizeof(m), 0, 1);
+    Handle_val(v) = m;
+    return v;
+}
+
+/* Every object a stub gets is held for the thread (clgc_box_get) until
+ * the thread's next stub starts or this one ends, or the thread exits (a
+ * stub may end by an exception, so the end is found there). */
 void
 clgc_ml_leave(void)
 {
-    while (ml_nheld > 0) {
-        size_t i = --ml_nheld;
-        struct ml_handle *m = i >= ML_HELD_FIXED
-                                  ? ml_held_more[i - ML_HELD_FIXED]
-                                  : ml_held_fixed[i];
-
-        if (--m->busy > 0)
-            continue;
-        if (m->release && m->h != NULL) {
-            if (m->args != NULL)
-                ml_defer(ML_KERNEL_ARGS, m->args);
-            ml_defer((enum ml_kind)m->kind, m->h);
-            m->h = NULL;
-            m->args = NULL;
-            m->release = 0;
-        }
-        if (m->orphan)
-            free(m);
-    }
-    /* A thread may end after any stub: nothing of its own is left. */
-    free(ml_held_more);
-    ml_held_more = NULL;
-    ml_capheld = 0;
+    clgc_holds_end();
 }
 
 int
 clgc_ml_enter(void)
 {
     clgc_ml_known = 1;
-    clgc_ml_leave(); /* what a stub that raised still held */
+    clgc_holds_end(); /* what a stub that raised still held */
     clgc_ml_drop_kept();
-    while (clgc_ml_untidy && !clgc_ml_foreign()) {
-        struct ml_deferred *d = ml_deferred;
+    while (atomic_load(&ml_untidy) && !clgc_ml_foreign()) {
+        struct ml_deferred *d;
 
-        ml_deferred = d->next;
-        clgc_ml_untidy = ml_deferred != NULL;
+        pthread_mutex_lock(&ml_deferred_lock);
+        d = ml_deferred;
+        if (d != NULL)
+            ml_deferred = d->next;
+        atomic_store(&ml_untidy, ml_deferred != NULL);
+        pthread_mutex_unlock(&ml_deferred_lock);
+        if (d == NULL)
+            break;
         clgc_ml_release_handle(d->kind, d->h);
         free(d);
     }
     return 0;
 }
 
-void *
-clgc_ml_get(value v, enum ml_kind kind, const char *who)
+/* What m's box holds, held for the thread; raises as clgc_ml_get. */
+static void *
+ml_hold(struct ml_handle *m, enum ml_kind kind, const char *who)
 {
-    struct ml_handle *m = Handle_val(v);
+    void *obj;
 
     if (m->kind != kind) {
         char message[160];
@@ -204,20 +202,31 @@ clgc_ml_get(value v, enum ml_kind kind, const char *who)
                  who, ml_kind_names[m->kind], ml_kind_names[kind]);
         caml_invalid_argument(message);
     }
-    if (m->h == NULL || m->release) {
+    if ((obj = clgc_box_get(m->box)) == NULL) {
         const clgc_object_kind_t *k =
             clgc_object_kind_find(ml_kind_names[kind]);
 
+        if (!clgc_box_released(m->box))
+            caml_raise_out_of_memory();
         clgc_ml_raise(k != NULL ? k->invalid : CL_INVALID_VALUE, who,
                       "the object was released");
     }
-    ml_hold(m);
-    return m->h;
+    return obj;
+}
+
+void *
+clgc_ml_get(value v, enum ml_kind kind, const char *who)
+{
+    void *obj = ml_hold(Handle_val(v), kind, who);
+
+    return kind == ML_KERNEL ? ((struct ml_kernel *)obj)->k : obj;
 }
 
 void
 clgc_ml_release_handle(enum ml_kind kind, void *h)
 {
+    struct ml_kernel *k = h;
+
     if (clgc_ml_foreign()) {
         ml_defer(kind, h);
         return;
@@ -238,16 +247,15 @@ clgc_ml_release_handle(enum ml_kind kind, void *h)
         clgc_clReleaseProgram(h);
         break;
     case ML_KERNEL:
-        clgc_clReleaseKernel(h);
+        clgc_kernel_args_free(k->args);
+        clgc_clReleaseKernel(k->k);
+        free(k);
         break;
     case ML_MEM:
         clgc_clReleaseMemObject(h);
         break;
     case ML_EVENT:
         clgc_clReleaseEvent(h);
-        break;
-    case ML_KERNEL_ARGS:
-        clgc_kernel_args_free(h);
         break;
     case ML_NKINDS:
         break;
@@ -257,31 +265,25 @@ clgc_ml_release_handle(enum ml_kind kind, void *h)
 clgc_kernel_args_t *
 clgc_ml_kernel_args(value v, int make, const char *who)
 {
-    void *k = clgc_ml_get(v, ML_KERNEL, who);
-    struct ml_handle *m = Handle_val(v);
+    struct ml_kernel *k = ml_hold(Handle_val(v), ML_KERNEL, who);
     cl_int err;
 
-    if (m->args == NULL && make) {
-        m->args = clgc_kernel_args_new(k, &err);
+    if (k->args == NULL && make) {
+        k->args = clgc_kernel_args_new(k->k, &err);
         ML_CHECK(err, "clgc_kernel_args_new");
     }
-    return m->args;
+    return k->args;
 }
 
-/* Clgc.release: idempotent; done by the unhold if a stub holds the
- * object (this thread's last one included). */
+/* Clgc.release: idempotent; done by the last unhold if a stub holds the
+ * object (this thread's last one let go by ML_STUB). */
 value
 ml_clgc_release(value v)
 {
     ML_STUB;
-    struct ml_handle *m = Handle_val(v);
-
-    if (m->h == NULL || m->release)
-        return Val_unit;
-    if (m->busy > 0)
-        m->release = 1;
-    else
-        ml_release(m);
+    ml_now = 1;
+    clgc_box_release(Handle_val(v)->box);
+    ml_now = 0;
     return Val_unit;
 }
 
@@ -289,7 +291,7 @@ value
 ml_clgc_released(value v)
 {
     ML_STUB;
-    return Val_bool(Handle_val(v)->h == NULL || Handle_val(v)->release);
+    return Val_bool(clgc_box_released(Handle_val(v)->box));
 }
 
 value

@@ -86,6 +86,25 @@ let () =
   invalid "an info query with a NUL" (fun () -> Clgc.info device "name\000x");
   pass "kernel arguments and strings";
 
+  (* A stub that raised on a thread that then exits: what it held is let
+     go with the thread, so a release later reaches OpenCL (it never did:
+     the thread's list kept the buffer busy for good). Seen through the
+     context's reference count, which the buffer held. *)
+  let c2 = Clgc.context [| device |] in
+  let q2 = Clgc.queue c2 device in
+  let b2 = Clgc.buffer c2 64 in
+  let refs () = Clgc.int_info c2 "reference-count" in
+  let before = refs () in
+  Thread.join
+    (thread
+       (fun () -> invalid "a negative offset" (fun () -> Clgc.read ~offset:(-4) q2 b2 (floats 4 float_of_int)))
+       ());
+  Clgc.release b2;
+  ignore (Clgc.released b2);
+  ok (refs () = before - 1) "the buffer's release reached OpenCL: %d references, %d before" (refs ()) before;
+  Clgc.release q2;
+  pass "a thread that raised and exited holds nothing";
+
   (* Released objects, twice, and in every use. *)
   let e = Clgc.user_event context in
   Clgc.release e;

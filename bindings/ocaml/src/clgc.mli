@@ -206,8 +206,10 @@ val post : port -> event -> int -> unit
 
 val drain : port -> (int * status) array
 (** The tags and statuses of the events completed since the last drain,
-    in the order they completed; raises {!Callback_failed} as {!wait}
-    does. *)
+    in the order they completed. Raises {!Callback_failed} as {!wait}
+    does, but only from a drain that took no completion: one that took
+    some returns them, and the failure is raised by the next drain or
+    wait. *)
 
 val close_port : port -> unit
 (** Close it (what is still undrained is dropped); [Invalid_argument]

@@ -96,6 +96,9 @@ void clgc_ml_kernel_ready(value v, const char *who);
 /* Drop the roots of the Bigarrays whose commands completed or whose
  * buffers OpenCL destroyed (mem.c); the runtime lock held. */
 void clgc_ml_drop_kept(void);
+/* Close the dropped ports whose posts have completed (port.c); the
+ * runtime lock held. */
+void clgc_ml_tidy_ports(void);
 
 /* ------------------------------------------------------------------------
  * Errors and arguments (core.c) */

@@ -172,6 +172,8 @@ clgc_ml_enter(void)
     clgc_ml_known = 1;
     clgc_holds_end(); /* what a stub that raised still held */
     clgc_ml_drop_kept();
+    if (!clgc_ml_foreign())
+        clgc_ml_tidy_ports();
     while (atomic_load(&ml_untidy) && !clgc_ml_foreign()) {
         struct ml_deferred *d;
 

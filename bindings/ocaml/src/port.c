@@ -12,7 +12,8 @@ struct ml_port {
     clgc_queue_t *q; /* NULL once closed */
     intnat *done;    /* tag, status, tag, status, ... */
     size_t n, cap;
-    int failed; /* a completion could not be listed: out of memory */
+    int failed;           /* a completion could not be listed: out of memory */
+    struct ml_port *next; /* on ml_orphans */
 };
 
 #define Port_val(v) (*(struct ml_port **)Data_custom_val(v))
@@ -20,23 +21,65 @@ struct ml_port {
 /* The port whose queue this thread drains (or closes), for its handlers. */
 static __thread struct ml_port *ml_draining;
 
+/* Ports the program dropped with posts still to complete: drained and
+ * closed by a later stub once those have (their fds closed then, not
+ * kept for good). Under the runtime lock. */
+static struct ml_port *ml_orphans;
+
+/* Drain p (the completions go nowhere) and close it; whether it is. */
+static int
+ml_port_close_orphan(struct ml_port *p)
+{
+    int rc;
+
+    ml_draining = p;
+    (void)clgc_queue_drain(p->q, 0);
+    p->n = 0;
+    rc = clgc_queue_close(p->q);
+    ml_draining = NULL;
+    if (rc != CLGC_OK)
+        return 0;
+    free(p->done);
+    free(p);
+    return 1;
+}
+
+void
+clgc_ml_tidy_ports(void)
+{
+    struct ml_port **link = &ml_orphans;
+
+    while (*link != NULL) {
+        struct ml_port *p = *link;
+
+        *link = p->next;
+        if (!ml_port_close_orphan(p)) {
+            p->next = *link;
+            *link = p;
+            link = &p->next;
+        }
+    }
+}
+
 /* A port the program dropped without closing: closed if nothing is
- * pending, else left (its completions still to come own it). */
+ * pending, else an orphan until its completions have come. */
 static void
 ml_port_finalize(value v)
 {
     struct ml_port *p = Port_val(v);
+    int rc;
 
     if (p == NULL)
         return;
     if (p->q != NULL) {
-        int rc;
-
         ml_draining = p;
         rc = clgc_queue_close(p->q);
         ml_draining = NULL;
-        if (rc != CLGC_OK)
+        if (rc != CLGC_OK) {
+            p->next = ml_orphans;
+            ml_orphans = p;
             return;
+        }
     }
     free(p->done);
     free(p);
@@ -151,7 +194,10 @@ ml_clgc_drain(value port)
         Field(pair, 1) = Val_int((int)p->done[2 * i + 1]);
         Store_field(arr, i, pair);
     }
-    clgc_ml_raise_pending();
+    /* A callback's failure is raised by a drain that took no completion
+     * (or the next wait): raised now, it would lose these. */
+    if (p->n == 0)
+        clgc_ml_raise_pending();
     ML_RETURN(arr);
 }
 

@@ -105,6 +105,47 @@ let () =
   Clgc.release q2;
   pass "a thread that raised and exited holds nothing";
 
+  (* Ports dropped with a post still to complete: closed once it has (they
+     kept their fds for good: 100 ports, 100 fds). *)
+  let fds () = Array.length (Sys.readdir "/proc/self/fd") in
+  let before = fds () in
+  let gate = Clgc.user_event context in
+  for i = 1 to 100 do
+    Clgc.post (Clgc.port ()) gate i
+  done;
+  Gc.full_major ();
+  Clgc.set_complete gate;
+  Clgc.finish q;
+  Gc.full_major ();
+  ignore (Clgc.released gate);
+  ok (fds () <= before + 4) "dropped ports closed: %d fds, %d before" (fds ()) before;
+  pass "dropped ports with posts pending";
+
+  (* A drain that took completions returns them, a callback's failure
+     meanwhile notwithstanding; the next drain raises it. *)
+  let port = Clgc.port () in
+  let gate = Clgc.user_event context in
+  Clgc.post port gate 7;
+  Clgc.on_status gate (fun _ -> raise Exit);
+  Clgc.set_complete gate;
+  let rec drain acc tries =
+    if acc <> [] || tries = 0 then acc
+    else begin
+      Thread.delay 0.001;
+      match Clgc.drain port with
+      | a -> drain (Array.to_list a) (tries - 1)
+      | exception Clgc.Callback_failed _ -> fail "the completion was lost to the failure"
+    end
+  in
+  ok (drain [] 100000 = [ (7, Clgc.Complete) ]) "the drain returned the completion";
+  (match Clgc.drain port with
+   | _ -> ( match Clgc.wait [ gate ] with
+          | () -> fail "the callback's failure was never raised"
+          | exception Clgc.Callback_failed _ -> ())
+   | exception Clgc.Callback_failed _ -> ());
+  Clgc.close_port port;
+  pass "a drain keeps its completions"; 
+
   (* Released objects, twice, and in every use. *)
   let e = Clgc.user_event context in
   Clgc.release e;

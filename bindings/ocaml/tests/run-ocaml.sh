@@ -4,7 +4,7 @@
 # CLGC_OCAML_WRAPPER runs it under another program (valgrind: see `run`).
 set -e
 name=$(basename "$1" .ml)
-exe="$CLGC_OCAML_BUILDDIR/tests/$name.exe"
+exe="$CLGC_OCAML_BUILDDIR/$(basename "$(dirname "$1")")/$name.exe"
 [ -x "$exe" ] || {
     echo "run-ocaml.sh: no $exe (make check builds it)" >&2
     exit 99

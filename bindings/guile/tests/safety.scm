@@ -2,8 +2,7 @@
 ;;; Scheme or a launch that computes: the library's kernel-argument table
 ;;; (clgc/binding.h) checks every argument against what the kernel
 ;;; declares and holds the objects set as arguments.
-(use-modules (clgc) (clgc-test) (rnrs bytevectors) (ice-9 exceptions)
-             (ice-9 atomic) (ice-9 threads))
+(use-modules (clgc) (clgc-test) (rnrs bytevectors) (ice-9 exceptions))
 
 (define device (pocl-device))
 (define context (make-context (list device)))
@@ -93,71 +92,6 @@ __kernel void f(__local float *t, __global float *o) { t[0] = 1; o[0] = t[0]; }"
   (set-kernel-arg! kernel 1 (make-buffer context '(read-write) 4))
   (wait-for-events (list (enqueue-kernel queue kernel 1)))
   (check "local memory within the device's launches" #t))
-
-;; Released on one thread while four others ask its size in a loop (was
-;; SIGSEGV 3 of 3: a call handed OpenCL the freed handle). Each call holds
-;; the buffer until it ends (clgc/binding.h's boxes): it answers 256, or
-;; finds the buffer released and raises CL_INVALID_MEM_OBJECT; the
-;; OpenCL release waits for the last call that held it.
-(let* ((buf (make-buffer context '(read-write) 256))
-       (answers (make-atomic-box 0))
-       (size-or-released
-        (lambda ()
-          (with-exception-handler
-           (lambda (e)
-             (unless ((cl-error? "CL_INVALID_MEM_OBJECT") e)
-               (raise-exception e))
-             #f)
-           (lambda () (buffer-size buf))
-           #:unwind? #t)))
-       (workers
-        (map (lambda (i)
-               (spawn (lambda ()
-                        (let loop ()
-                          (let ((size (size-or-released)))
-                            (when size
-                              (unless (= size 256)
-                                (fail! "buffer-size answered ~a" size))
-                              (atomic-box-set! answers
-                                               (+ 1 (atomic-box-ref answers)))
-                              (loop)))))))
-             (iota 4))))
-  (await "the workers' first answers"
-         (lambda () (> (atomic-box-ref answers) 100)))
-  (release buf)
-  (for-each join-thread workers)
-  (check "a release racing four threads' calls: each answered or saw it released"
-         (released? buf)))
-
-;; An event released while another thread waits for it (as OCaml's
-;; hostile.ml races it): the wait holds the event, so it ends right (the
-;; release waited for it) or, if the release came first, raises
-;; CL_INVALID_EVENT; never a freed handle in OpenCL. 20 rounds.
-(let ((kernel (make-kernel program "saxpy"))
-      (ended (make-atomic-box 0)))
-  (set-kernel-args! kernel '(2.0 . float) (x-buffer) (y-buffer))
-  (do ((i 0 (+ i 1))) ((= i 20))
-    (let* ((gate (make-user-event context))
-           (ev (enqueue-kernel queue kernel 4 #f (list gate)))
-           (started (make-atomic-box #f))
-           (waiter
-            (spawn (lambda ()
-                     (atomic-box-set! started #t)
-                     (with-exception-handler
-                      (lambda (e)
-                        (unless ((cl-error? "CL_INVALID_EVENT") e)
-                          (raise-exception e)))
-                      (lambda () (wait-for-events (list ev)))
-                      #:unwind? #t)
-                     (atomic-box-set! ended (+ 1 (atomic-box-ref ended)))))))
-      (flush queue)
-      (await "the waiter to start" (lambda () (atomic-box-ref started)))
-      (release ev)
-      (set-user-event-status! gate 'complete)
-      (join-thread waiter)
-      (release gate)))
-  (finish queue)
-  (check "every waiter of a released event ended" (= (atomic-box-ref ended) 20)))
 
 ;; Buffers and images told apart: image-info of a buffer answered a
 ;; width of 0, write-buffer! took an image.

@@ -13,7 +13,9 @@
 #                    first platform found)
 #   --out DIR        where the logs go (default: $OUT if set, else ./out)
 #   --parts LIST     any of tests,bench,demo, comma-separated (default
-#                    all); wait: clgc-bench wait alone (bench's first)
+#                    all); wait: clgc-bench wait alone (bench's first),
+#                    a fresh process's first waits (--learn 0: a program
+#                    of short commands alone), then the learned ones
 #   --samples N      clgc-bench wait's and call's samples (default 21)
 #   --budget SECONDS the time all parts share (default 300, to fit one
 #                    call of a lent machine); what it leaves no time for is
@@ -253,7 +255,7 @@ fi
 
 benches=()
 [[ ",$parts," == *,bench,* || ",$parts," == *,wait,* ]] &&
-    benches+=("wait --samples $samples")
+    benches+=("wait --learn 0 --samples $samples" "wait --samples $samples")
 [[ ",$parts," == *,bench,* ]] &&
     benches+=("call --samples $samples" "call --samples $samples --threads 8")
 if ((${#benches[@]})); then

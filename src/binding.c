@@ -639,6 +639,86 @@ clgc_holds_end(void)
     clgc_holds_back_to(0);
 }
 
+/* PoCL's binaries, version 9 (PoCL 3.1's), as PoCL writes them: its
+ * magic, the device's hash, the version and the count of kernels, flags,
+ * the program's build hash, then the size of the program.bc section and
+ * that section (a path and the bitcode, each a 32-bit length and its
+ * bytes), then each kernel's record, which starts with its own size and
+ * the size of the files at its end (each file a path and content, lengths
+ * first). PoCL reads all of it trusting those sizes, and asserts (aborts
+ * the process) on a binary cut short anywhere past the header. Little
+ * endian throughout. */
+#define CLGC__POCL_MAGIC "poclbin"
+#define CLGC__POCL_VERSION 9
+#define CLGC__POCL_HEADER 85 /* through the program.bc section's size */
+
+static uint64_t
+clgc__le(const unsigned char *p, size_t n)
+{
+    uint64_t v = 0;
+
+    while (n-- > 0)
+        v = v << 8 | p[n];
+    return v;
+}
+
+/* Whether [at, at + 4 + its length) fits before end, a 32-bit length
+ * and its bytes; *at moves past it. */
+static int
+clgc__pocl_string(const unsigned char *b, size_t *at, size_t end)
+{
+    uint64_t n;
+
+    if (end - *at < 4)
+        return 0;
+    n = clgc__le(b + *at, 4);
+    if (n > end - *at - 4)
+        return 0;
+    *at += 4 + (size_t)n;
+    return 1;
+}
+
+/* Whether a PoCL binary of the version known here is whole: every size it
+ * gives stays within len. Any other binary passes (the driver checks it;
+ * padding keeps a short one's header read in bounds). */
+static int
+clgc__pocl_binary_whole(const unsigned char *b, size_t len)
+{
+    uint64_t kernels, section, rec, files;
+    size_t at = CLGC__POCL_HEADER, end;
+
+    if (len < 24 || memcmp(b, CLGC__POCL_MAGIC, 8) != 0 ||
+        clgc__le(b + 16, 4) != CLGC__POCL_VERSION)
+        return 1;
+    if (len < CLGC__POCL_HEADER)
+        return 0;
+    kernels = clgc__le(b + 20, 4);
+    section = clgc__le(b + CLGC__POCL_HEADER - 8, 8);
+    if (section > len - at)
+        return 0;
+    end = at + (size_t)section;
+    if (!clgc__pocl_string(b, &at, end) || !clgc__pocl_string(b, &at, end) ||
+        at != end)
+        return 0;
+    for (uint64_t k = 0; k < kernels; k++) {
+        size_t start = at;
+
+        if (len - at < 20)
+            return 0;
+        rec = clgc__le(b + at, 8);
+        files = clgc__le(b + at + 8, 8);
+        if (rec < 20 || rec > len - at || files > rec - 20)
+            return 0;
+        end = start + (size_t)rec;
+        for (at = end - (size_t)files; at < end;)
+            if (!clgc__pocl_string(b, &at, end) ||
+                !clgc__pocl_string(b, &at, end))
+                return 0;
+        at = end;
+    }
+    return 1;
+}
+
 cl_program
 clgc_program_with_binaries(cl_context context, cl_uint n,
                            const cl_device_id *devices, const size_t *lengths,
@@ -655,6 +735,13 @@ clgc_program_with_binaries(cl_context context, cl_uint n,
         if (binaries[i] == NULL || lengths[i] == 0 ||
             lengths[i] > SIZE_MAX - CLGC_BINARY_PAD)
             err = CL_INVALID_VALUE;
+    /* PoCL's own format, cut short: refused before PoCL asserts on it. */
+    for (cl_uint i = 0; err == CL_SUCCESS && i < n; i++)
+        if (!clgc__pocl_binary_whole(binaries[i], lengths[i])) {
+            err = CL_INVALID_BINARY;
+            for (cl_uint j = 0; status != NULL && j < n; j++)
+                status[j] = j == i ? CL_INVALID_BINARY : CL_SUCCESS;
+        }
     if (err != CL_SUCCESS) {
         if (errcode_ret != NULL)
             *errcode_ret = err;

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -297,6 +298,63 @@ START_TEST(freeing_the_table_lets_go)
 }
 END_TEST
 
+/* Binaries cut short: PoCL asserts (aborts) on its own format cut
+ * anywhere past the header; the library refuses them first, and the
+ * whole binary still makes a program. Also an empty one. */
+START_TEST(binaries_cut_short_are_refused)
+{
+    struct fixture f;
+    size_t size = 0, cuts[6];
+    unsigned char *bin;
+    cl_int err, status;
+    cl_program p;
+
+    fixture_open(&f);
+    ck_assert_int_eq(clgc_clGetProgramInfo(f.program, CL_PROGRAM_BINARY_SIZES,
+                                           sizeof(size), &size, NULL),
+                     CL_SUCCESS);
+    ck_assert_uint_gt(size, 200);
+    bin = malloc(size);
+    ck_assert_ptr_nonnull(bin);
+    ck_assert_int_eq(clgc_clGetProgramInfo(f.program, CL_PROGRAM_BINARIES,
+                                           sizeof(bin), &bin, NULL),
+                     CL_SUCCESS);
+    cuts[0] = 1, cuts[1] = 64, cuts[2] = 100, cuts[3] = size / 2,
+    cuts[4] = size - 100, cuts[5] = size - 1;
+    for (int i = 0; i < 6; i++) {
+        const unsigned char *b = bin;
+
+        p = clgc_program_with_binaries(f.d.context, 1, &f.device, &cuts[i], &b,
+                                       &status, &err);
+        if (p != NULL) { /* refused at the build, then */
+            ck_assert_int_ne(
+                clgc_clBuildProgram(p, 1, &f.device, NULL, NULL, NULL),
+                CL_SUCCESS);
+            clgc_clReleaseProgram(p);
+        } else {
+            ck_assert_int_eq(err, CL_INVALID_BINARY);
+            ck_assert_int_eq(status, CL_INVALID_BINARY);
+        }
+    }
+    {
+        const unsigned char *b = bin;
+        size_t none = 0;
+
+        p = clgc_program_with_binaries(f.d.context, 1, &f.device, &size, &b,
+                                       &status, &err);
+        ck_assert_int_eq(err, CL_SUCCESS);
+        ck_assert_int_eq(clgc_clBuildProgram(p, 1, &f.device, NULL, NULL, NULL),
+                         CL_SUCCESS);
+        clgc_clReleaseProgram(p);
+        ck_assert_ptr_null(clgc_program_with_binaries(
+            f.d.context, 1, &f.device, &none, &b, &status, &err));
+        ck_assert_int_eq(err, CL_INVALID_VALUE);
+    }
+    free(bin);
+    fixture_close(&f);
+}
+END_TEST
+
 /* A box's object: alive until released once. */
 struct boxed {
     int alive;
@@ -474,6 +532,7 @@ clgc_make_binding_suite(void)
     tcase_add_test(tc, bad_sizes_and_objects_are_refused);
     tcase_add_test(tc, a_buffer_set_is_held_until_replaced);
     tcase_add_test(tc, freeing_the_table_lets_go);
+    tcase_add_test(tc, binaries_cut_short_are_refused);
     suite_add_tcase(s, tc);
     tc = test_case("boxes");
     tcase_add_test(tc, a_release_waits_for_the_last_hold);

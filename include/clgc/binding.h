@@ -102,10 +102,11 @@ clgc_kernel_args_message(const clgc_kernel_args_t *args);
  * by CLGC_BINARY_PAD zero bytes, since PoCL reads a binary's header
  * before it checks its length (a 1-byte binary, or a real one cut short,
  * made it read past the memory: SIGSEGV); an empty or NULL binary is
- * CL_INVALID_VALUE. A binary is code the driver will run: only what the
- * driver made is meaningful; this guards against junk, not forgery, and
- * not yet against a real PoCL binary cut short, which PoCL's
- * pocl_binary_deserialize asserts on. */
+ * CL_INVALID_VALUE; a PoCL binary of the format PoCL 3.1 writes that is
+ * cut short (PoCL asserts, aborting the process, on such a one) is
+ * CL_INVALID_BINARY, in its binary_status too, before the driver sees it.
+ * A binary is code the driver will run: only what the driver made is
+ * meaningful; this guards against junk, not forgery. */
 #define CLGC_BINARY_PAD 4096
 CLGC_EXTERN cl_program clgc_program_with_binaries(
     cl_context context, cl_uint num_devices, const cl_device_id *device_list,

@@ -44,11 +44,13 @@ do
         "CL_INVALID_BINARY")
     lib.fails(function() ctx:program_binaries(dev, { "not a binary" }) end,
         "CL_INVALID_BINARY", "clgc.Context:program_binaries")
-    -- Junk that PoCL would read past (its header before the length): a
-    -- byte, a binary's first 16 bytes; padded by the library, refused.
-    -- (A real binary cut further in still trips an assertion in PoCL's
-    -- pocl_binary_deserialize: not guarded yet.)
-    for _, junk in ipairs({ "\1", bins[1]:sub(1, 16) }) do
+    -- Junk that PoCL would read past (its header before the length) or
+    -- assert on (a real binary cut short): a byte, a binary's first 16
+    -- bytes, cut at 64, 1000 bytes, in half, one byte short; padded or
+    -- refused by the library (clgc_program_with_binaries).
+    local b = bins[1]
+    for _, junk in ipairs({ "\1", b:sub(1, 16), b:sub(1, 64), b:sub(1, 1000),
+        b:sub(1, #b // 2), b:sub(1, #b - 1) }) do
         lib.ok(not pcall(function()
             ctx:program_binaries(dev, { junk }):build()
         end), "junk of " .. #junk .. " bytes refused")

@@ -207,9 +207,16 @@ waiter(void *arg)
         sem_post(&p->handed);
         if (clgc_wait_for_events(1, &ev) != CL_SUCCESS)
             p->failures++;
+        /* Every wait by clgc's own paths, none by the fallback to the
+         * driver's wait (no slot): the learned late plan's hand-over to
+         * the driver's wait (OWN) is one of them. Four waiters crowding
+         * two cores under TSan can delay the completer between the status
+         * and its callbacks long enough for the platform to be learned
+         * late (CI, once: 32 of 100,000 waits). */
         p->waited += clgc_wait_last_path() == CLGC_WAIT_PATH_CALLBACK ||
                      clgc_wait_last_path() == CLGC_WAIT_PATH_BACKOFF ||
-                     clgc_wait_last_path() == CLGC_WAIT_PATH_POLL;
+                     clgc_wait_last_path() == CLGC_WAIT_PATH_POLL ||
+                     clgc_wait_last_path() == CLGC_WAIT_PATH_OWN;
         test_sem_wait(&p->taken, "the other thread to take the event");
         clReleaseEvent(ev);
     }

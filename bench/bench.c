@@ -285,11 +285,12 @@ static cl_int
 held_event_info(void *obj, cl_uint param, size_t size, void *value,
                 size_t *size_ret)
 {
-    void *event = clgc_box_hold(held_box);
+    size_t mark = clgc_holds_mark();
+    void *event = clgc_box_get(held_box);
     cl_int ret = clgc_clGetEventInfo(event, param, size, value, size_ret);
 
     (void)obj;
-    clgc_box_unhold(held_box);
+    clgc_holds_back_to(mark);
     return ret;
 }
 

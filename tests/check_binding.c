@@ -381,16 +381,18 @@ START_TEST(a_release_waits_for_the_last_hold)
 {
     struct boxed o = {1, 0};
     clgc_box_t *b = clgc_box_new(&o, release_boxed);
+    size_t mark = clgc_holds_mark();
 
-    ck_assert_ptr_eq(clgc_box_hold(b), &o);
-    ck_assert_ptr_eq(clgc_box_hold(b), &o);
+    ck_assert_ptr_eq(clgc_box_get(b), &o);
+    ck_assert_ptr_eq(clgc_box_get(b), &o);
     ck_assert_int_eq(clgc_box_release(b), 1);
     ck_assert_int_eq(clgc_box_release(b), 0);
     ck_assert(clgc_box_released(b));
-    ck_assert_ptr_null(clgc_box_hold(b));
-    clgc_box_unhold(b);
+    ck_assert_ptr_null(clgc_box_get(b));
+    ck_assert_uint_eq(clgc_holds_mark(), mark + 2);
+    clgc_holds_back_to(mark + 1);
     ck_assert_int_eq(releases(&o), 0);
-    clgc_box_unhold(b);
+    clgc_holds_back_to(mark);
     ck_assert_int_eq(releases(&o), 1);
     clgc_box_free(b);
     ck_assert_int_eq(releases(&o), 1);
@@ -403,12 +405,40 @@ START_TEST(a_release_waits_for_the_last_hold)
     clgc_box_free(b);
     o = (struct boxed){1, 0};
     b = clgc_box_new(&o, release_boxed);
-    ck_assert_ptr_eq(clgc_box_hold(b), &o);
+    ck_assert_ptr_eq(clgc_box_get(b), &o);
     clgc_box_free(b);
     ck_assert_int_eq(releases(&o), 0);
-    clgc_box_unhold(b);
+    clgc_holds_back_to(mark);
     ck_assert_int_eq(releases(&o), 1);
     clgc_box_free(NULL);
+}
+END_TEST
+
+/* Past a thread's slots, holds are counted on the box: a release waits
+ * for those too, whether the box is in a slot or not. */
+START_TEST(holds_past_the_slots_count_too)
+{
+    struct boxed o[2] = {{1, 0}, {1, 0}};
+    clgc_box_t *b[2];
+
+    for (int k = 0; k < 2; k++)
+        b[k] = clgc_box_new(&o[k], release_boxed);
+    for (int i = 0; i < 40; i++)
+        ck_assert_ptr_eq(clgc_box_get(b[0]), &o[0]);
+    ck_assert_ptr_eq(clgc_box_get(b[1]), &o[1]);
+    ck_assert_uint_eq(clgc_holds_mark(), 41);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(clgc_box_release(b[k]), 1);
+    ck_assert_ptr_null(clgc_box_get(b[0]));
+    ck_assert_ptr_null(clgc_box_get(b[1]));
+    clgc_holds_back_to(40);
+    ck_assert_int_eq(releases(&o[1]), 1);
+    clgc_holds_back_to(10);
+    ck_assert_int_eq(releases(&o[0]), 0);
+    clgc_holds_end();
+    ck_assert_int_eq(releases(&o[0]), 1);
+    for (int k = 0; k < 2; k++)
+        clgc_box_free(b[k]);
 }
 END_TEST
 
@@ -427,14 +457,14 @@ use_until_released(void *arg)
     cl_mem m;
 
     while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE) &&
-           (m = clgc_box_hold(r->box)) != NULL) {
+           (m = clgc_box_get(r->box)) != NULL) {
         size_t size = 0;
 
         ck_assert_int_eq(
             clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL),
             CL_SUCCESS);
         ck_assert_uint_eq(size, 256);
-        clgc_box_unhold(r->box);
+        clgc_holds_end();
         __atomic_add_fetch(&r->uses, 1, __ATOMIC_RELAXED);
     }
     return NULL;
@@ -521,6 +551,65 @@ START_TEST(a_threads_holds_end_with_it)
 }
 END_TEST
 
+#define RACED 1000
+
+struct raced {
+    struct boxed o[RACED];
+    clgc_box_t *box[RACED];
+    int next; /* the first box not yet released */
+};
+
+/* Hold each box not yet released, in turn, until all are: an object seen
+ * released while held fails the test. */
+static void *
+hold_until_all_released(void *arg)
+{
+    struct raced *r = arg;
+    int k;
+
+    while ((k = __atomic_load_n(&r->next, __ATOMIC_ACQUIRE)) < RACED) {
+        for (; k < RACED; k++) {
+            size_t mark = clgc_holds_mark();
+            struct boxed *o = clgc_box_get(r->box[k]);
+
+            if (o != NULL) {
+                ck_assert_ptr_eq(o, &r->o[k]);
+                ck_assert_int_eq(releases(o), 0);
+            }
+            clgc_holds_back_to(mark);
+        }
+    }
+    return NULL;
+}
+
+/* Four threads hold boxes while this one releases them: no object is
+ * released while a thread holds it, and each is released once. */
+START_TEST(holds_race_releases)
+{
+    struct raced *r = calloc(1, sizeof(*r));
+    pthread_t t[4];
+
+    for (int k = 0; k < RACED; k++) {
+        r->o[k] = (struct boxed){1, 0};
+        r->box[k] = clgc_box_new(&r->o[k], release_boxed);
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(
+            pthread_create(&t[i], NULL, hold_until_all_released, r), 0);
+    for (int k = 0; k < RACED; k++) {
+        ck_assert_int_eq(clgc_box_release(r->box[k]), 1);
+        __atomic_store_n(&r->next, k + 1, __ATOMIC_RELEASE);
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    for (int k = 0; k < RACED; k++) {
+        ck_assert_int_eq(releases(&r->o[k]), 1);
+        clgc_box_free(r->box[k]);
+    }
+    free(r);
+}
+END_TEST
+
 Suite *
 clgc_make_binding_suite(void)
 {
@@ -536,8 +625,14 @@ clgc_make_binding_suite(void)
     suite_add_tcase(s, tc);
     tc = test_case("boxes");
     tcase_add_test(tc, a_release_waits_for_the_last_hold);
-    tcase_add_test(tc, a_release_racing_calls_frees_after_them);
+    tcase_add_test(tc, holds_past_the_slots_count_too);
     tcase_add_test(tc, a_threads_holds_end_with_it);
+    suite_add_tcase(s, tc);
+    /* Under TSan too. */
+    tc = test_case("box_races");
+    tcase_set_tags(tc, TEST_TAG_THREADED);
+    tcase_add_test(tc, holds_race_releases);
+    tcase_add_test(tc, a_release_racing_calls_frees_after_them);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -118,7 +118,8 @@ CLGC_EXTERN cl_program clgc_program_with_binaries(
  * object holds the box for the call, and a release meanwhile (by another
  * thread, or a finalizer) takes effect when the last hold ends. OCaml's
  * binding kept one per object this way; now every binding does. Any
- * thread; a hold and an unhold are an atomic operation each. */
+ * thread. A hold is a store into the thread's own slot, with no atomic
+ * read-modify-write; a release finds the holds (docs/bindings.md). */
 typedef struct clgc_box clgc_box_t;
 
 /* A box for object, which release(object) releases (the binding's
@@ -126,11 +127,6 @@ typedef struct clgc_box clgc_box_t;
  * released). */
 CLGC_EXTERN clgc_box_t *clgc_box_new(void *object,
                                      cl_int (*release)(void *object));
-
-/* The object, held until clgc_box_unhold; NULL once the box was released
- * (nothing held then). */
-CLGC_EXTERN void *clgc_box_hold(clgc_box_t *box);
-CLGC_EXTERN void clgc_box_unhold(clgc_box_t *box);
 
 /* Release the object: now if no thread holds it, else when the last hold
  * ends. Idempotent: 1 for the call that released it, 0 after. */
@@ -144,15 +140,15 @@ CLGC_EXTERN int clgc_box_released(const clgc_box_t *box);
  * ignored. */
 CLGC_EXTERN void clgc_box_free(clgc_box_t *box);
 
-/* Holds for a call whose end a binding does not write out at each return
- * (one that may end by an exception, as an OCaml stub or a Guile
- * procedure can): clgc_box_get holds a box for the calling thread, on the
- * thread's list, until the binding lets the list go back to a mark it
- * took at the call's start (clgc_holds_mark, clgc_holds_back_to: from an
- * unwind handler, a call nested in a callback keeps its caller's holds),
- * or all of it (clgc_holds_end), or the thread exits. NULL as
- * clgc_box_hold; and NULL without memory for the thread's list (nothing
- * held). */
+/* A call's holds: clgc_box_get holds a box for the calling thread and
+ * answers its object, until the binding lets the thread's holds go back
+ * to a mark it took at the call's start (clgc_holds_mark,
+ * clgc_holds_back_to: at the call's end, or from an unwind handler for a
+ * call that may end by an exception, as an OCaml stub or a Guile procedure
+ * can; a call nested in a callback keeps its caller's holds), or all of
+ * them (clgc_holds_end), or the thread exits. NULL once the box was
+ * released, and without memory for the thread's holds; nothing is held
+ * then. */
 CLGC_EXTERN void *clgc_box_get(clgc_box_t *box);
 CLGC_EXTERN size_t clgc_holds_mark(void);
 CLGC_EXTERN void clgc_holds_back_to(size_t mark);

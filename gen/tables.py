@@ -298,10 +298,9 @@ EXPORTS = {
             # a pointer argument's reach (clgc/ffi.h)
             "clgc_command_reach",
             # a kernel's argument table, and boxes (clgc/binding.h)
-            "clgc_box_free", "clgc_box_get", "clgc_box_hold",
-            "clgc_box_new", "clgc_box_release", "clgc_box_released",
-            "clgc_box_unhold", "clgc_holds_back_to", "clgc_holds_end",
-            "clgc_holds_mark",
+            "clgc_box_free", "clgc_box_get", "clgc_box_new",
+            "clgc_box_release", "clgc_box_released", "clgc_holds_back_to",
+            "clgc_holds_end", "clgc_holds_mark", "clgc_mem_kind",
             "clgc_kernel_args_check", "clgc_kernel_args_count",
             "clgc_kernel_args_free",
             "clgc_kernel_args_kernel", "clgc_kernel_args_kind",

@@ -353,35 +353,43 @@ clgc__arg_set(clgc_kernel_args_t *t, cl_uint i, size_t size, const void *value,
     return CL_SUCCESS;
 }
 
-static int
-clgc__is_image(cl_mem_object_type type)
+clgc_arg_kind_t
+clgc_mem_kind(cl_mem mem)
 {
-    return type == CL_MEM_OBJECT_IMAGE2D || type == CL_MEM_OBJECT_IMAGE3D ||
-           type == CL_MEM_OBJECT_IMAGE2D_ARRAY ||
-           type == CL_MEM_OBJECT_IMAGE1D ||
-           type == CL_MEM_OBJECT_IMAGE1D_ARRAY ||
-           type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
+    cl_mem_object_type type = 0;
+
+    if (mem == NULL || !clgc__object_ok(mem) ||
+        clgc_clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, NULL) !=
+            CL_SUCCESS)
+        return CLGC_ARG_UNKNOWN;
+    switch (type) {
+    case CL_MEM_OBJECT_BUFFER:
+        return CLGC_ARG_BUFFER;
+    case CL_MEM_OBJECT_IMAGE2D:
+    case CL_MEM_OBJECT_IMAGE3D:
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE1D:
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER:
+        return CLGC_ARG_IMAGE;
+    default:
+        return CLGC_ARG_OTHER;
+    }
 }
 
 cl_int
 clgc_kernel_args_set_mem(clgc_kernel_args_t *t, cl_uint index, cl_mem mem)
 {
-    cl_mem_object_type type = 0;
-    clgc_arg_kind_t given;
+    clgc_arg_kind_t given = clgc_mem_kind(mem);
     cl_int err;
 
-    if (mem == NULL || !clgc__object_ok(mem) ||
-        clgc_clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, NULL) !=
-            CL_SUCCESS) {
+    if (given == CLGC_ARG_UNKNOWN) {
         err = clgc_kernel_args_check(t, index, CLGC_ARG_BUFFER);
         if (err == CL_SUCCESS || err == CL_INVALID_ARG_VALUE)
             err = clgc__arg_fail(t, index, CL_INVALID_MEM_OBJECT,
                                  "was given no valid memory object");
         return err;
     }
-    given = clgc__is_image(type)           ? CLGC_ARG_IMAGE
-            : type == CL_MEM_OBJECT_BUFFER ? CLGC_ARG_BUFFER
-                                           : CLGC_ARG_OTHER;
     err = clgc_kernel_args_check(t, index, given);
     if (err != CL_SUCCESS)
         return err;

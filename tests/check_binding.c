@@ -166,6 +166,13 @@ START_TEST(every_kind_refuses_the_others)
                      CL_SUCCESS);
     ck_assert_int_eq(clgc_kernel_args_ready(f.all), CL_SUCCESS);
     ck_assert_str_eq(clgc_kernel_args_message(f.all), "");
+    /* What a binding asks of a memory object it is given. */
+    ck_assert_int_eq(clgc_mem_kind(f.buf), CLGC_ARG_BUFFER);
+    ck_assert_int_eq(clgc_mem_kind(f.img), CLGC_ARG_IMAGE);
+    ck_assert_int_eq(clgc_mem_kind(NULL), CLGC_ARG_UNKNOWN);
+    /* PoCL answers CL_MEM_TYPE for a sampler with what it finds there. */
+    ck_assert_int_ne(clgc_mem_kind((cl_mem)f.sampler), CLGC_ARG_BUFFER);
+    ck_assert_int_ne(clgc_mem_kind((cl_mem)f.sampler), CLGC_ARG_IMAGE);
     fixture_close(&f);
 }
 END_TEST

@@ -27,6 +27,14 @@ typedef enum clgc_arg_kind {
     CLGC_ARG_OTHER    /* a pipe, a queue, an event: not set through here */
 } clgc_arg_kind_t;
 
+/* What a memory object is: CLGC_ARG_BUFFER, CLGC_ARG_IMAGE (an image of
+ * any type), CLGC_ARG_OTHER (a pipe, or another object that a driver
+ * answers for, as PoCL does for a sampler), or CLGC_ARG_UNKNOWN for NULL
+ * or an object OpenCL does not know. So that a binding refuses an image where
+ * it takes a buffer, and the reverse, before OpenCL reads one as the
+ * other. */
+CLGC_EXTERN clgc_arg_kind_t clgc_mem_kind(cl_mem mem);
+
 /* A kernel's argument table: the kernel (a reference of its own), what
  * each argument takes, which are set, and a reference on each buffer,
  * image and sampler set, so that a binding's release of one, or its

@@ -433,22 +433,12 @@ guile_clgc_unwrap(enum kind k, SCM obj, int pos, const char *who)
     return k == K_KERNEL ? ((struct kernel *)h)->k : h;
 }
 
-int
-guile_clgc_is_image(void *mem)
-{
-    cl_mem_object_type t = 0;
-
-    return clgc_clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(t), &t, NULL) ==
-               CL_SUCCESS &&
-           t != CL_MEM_OBJECT_BUFFER && t != CL_MEM_OBJECT_PIPE;
-}
-
 void *
 guile_clgc_unwrap_buffer(SCM obj, int pos, const char *who)
 {
     void *m = guile_clgc_unwrap(K_MEM, obj, pos, who);
 
-    if (guile_clgc_is_image(m))
+    if (clgc_mem_kind(m) == CLGC_ARG_IMAGE)
         scm_wrong_type_arg_msg(who, pos, obj, "buffer (not an image)");
     return m;
 }

@@ -115,9 +115,8 @@ int guile_clgc_released(SCM obj);
 clgc_kernel_args_t *guile_clgc_kernel_args(SCM kernel, int make, int pos,
                                            const char *who);
 void guile_clgc_kernel_ready(SCM kernel, int pos, const char *who);
-/* Whether a cl-mem's handle is an image; a cl-mem at pos that must be a
- * buffer, held as unwrap holds (wrong-type-arg for an image). */
-int guile_clgc_is_image(void *mem);
+/* A cl-mem at pos that must be a buffer, held as unwrap holds
+ * (wrong-type-arg for an image: clgc_mem_kind). */
 void *guile_clgc_unwrap_buffer(SCM obj, int pos, const char *who);
 
 /* A procedure of the tables runs its body, f_body, in a dynwind context

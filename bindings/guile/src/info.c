@@ -378,7 +378,8 @@ info_call(const struct info_proc *p, SCM obj, SCM extra, SCM key)
     cl_uint index = 0;
 
     /* PoCL answers a buffer's width 0 rather than refuse it. */
-    if (strcmp(p->family, "cl_image_info") == 0 && !guile_clgc_is_image(h))
+    if (strcmp(p->family, "cl_image_info") == 0 &&
+        clgc_mem_kind(h) != CLGC_ARG_IMAGE)
         scm_wrong_type_arg_msg(p->who, 1, obj, "image");
 
     if (p->extra == EXTRA_DEVICE) {

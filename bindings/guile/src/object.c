@@ -77,7 +77,8 @@ image_p_body(SCM obj)
 {
     return scm_from_bool(
         SCM_IS_A_P(obj, guile_clgc_types[K_MEM]) && !guile_clgc_released(obj) &&
-        guile_clgc_is_image(guile_clgc_unwrap(K_MEM, obj, 1, "cl-image?")));
+        clgc_mem_kind(guile_clgc_unwrap(K_MEM, obj, 1, "cl-image?")) ==
+            CLGC_ARG_IMAGE);
 }
 GUILE_CLGC_HELD1(image_p)
 

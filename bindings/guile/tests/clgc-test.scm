@@ -6,9 +6,10 @@
   #:use-module (clgc)
   #:use-module (clgc-check)
   #:use-module (rnrs bytevectors)
+  #:use-module (ice-9 exceptions)
   #:re-export (check check-raises test-exit fail! spawn await collect-while)
   #:export (pocl-device pocl-context floats->bytevector bytevector->floats
-            saxpy-source slow-source))
+            saxpy-source slow-source cl-error? wrong-type?))
 
 (define (pocl-device)
   (call-with-values (lambda () (find-device 'cpu "Portable Computing Language"))
@@ -25,6 +26,14 @@
         (bytevector-ieee-single-native-set! bv (* 4 i) (car l))
         (loop (+ i 1) (cdr l))))
     bv))
+
+(define (cl-error? name)
+  "A predicate of exceptions: clgc's error named NAME (a string)."
+  (lambda (e) (and (clgc-error? e) (equal? (clgc-error-name e) name))))
+
+(define (wrong-type? e)
+  "Whether E is Guile's wrong-type-arg error."
+  (and (error? e) (eq? (exception-kind e) 'wrong-type-arg)))
 
 (define (bytevector->floats bv)
   (let loop ((i (- (quotient (bytevector-length bv) 4) 1)) (acc '()))

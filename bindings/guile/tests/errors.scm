@@ -6,11 +6,6 @@
 (define context (make-context (list device)))
 (define queue (make-command-queue context device))
 
-(define (cl-error? name)
-  (lambda (e) (and (clgc-error? e) (equal? (clgc-error-name e) name))))
-(define (wrong-type? e)
-  (and (error? e) (eq? (exception-kind e) 'wrong-type-arg)))
-
 ;; A build error: the exception carries the name, code, procedure and log.
 (define bad (make-program context "__kernel void f(__global int *x) { x[0] = y; }"))
 (let ((e (check-raises "build error raises &clgc-error"

@@ -12,8 +12,6 @@
 (define queue (make-command-queue context device))
 (define program (build-program (make-program context saxpy-source)))
 
-(define (cl-error? name)
-  (lambda (e) (and (clgc-error? e) (equal? (clgc-error-name e) name))))
 (define (x-buffer)
   (make-buffer context '(read-only) (floats->bytevector '(1.0 2.0 3.0 4.0))))
 (define (y-buffer)

@@ -9,10 +9,6 @@
 (define queue (make-command-queue context device))
 (define program (build-program (make-program context saxpy-source)))
 
-(define (cl-error? name)
-  (lambda (e) (and (clgc-error? e) (equal? (clgc-error-name e) name))))
-(define (wrong-type? e)
-  (and (error? e) (eq? (exception-kind e) 'wrong-type-arg)))
 (define (says? e text)
   (string-contains (call-with-output-string
                     (lambda (port) (write (exception-args e) port)))

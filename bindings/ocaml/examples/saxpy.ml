@@ -8,15 +8,19 @@ let source =
       y[i] = a * x[i] + y[i];
     }|}
 
-(* The queue and the kernel, its arguments set, and y's buffer and memory:
-   y is 1 everywhere until the kernel runs. *)
-let setup n =
+(* PoCL's first device, by its platform's name. *)
+let pocl_device () =
   let platform =
     List.find
       (fun p -> Clgc.string_info p "name" = "Portable Computing Language")
       (Array.to_list (Clgc.platforms ()))
   in
-  let device = (Clgc.devices platform).(0) in
+  (Clgc.devices platform).(0)
+
+(* The queue and the kernel, its arguments set, and y's buffer and memory:
+   y is 1 everywhere until the kernel runs. *)
+let setup n =
+  let device = pocl_device () in
   let context = Clgc.context [| device |] in
   let queue = Clgc.queue context device in
   let program = Clgc.program context source in

@@ -18,12 +18,7 @@ let spin_source =
 let () =
   let mode = if Array.length Sys.argv > 1 then Sys.argv.(1) else "threads" in
   let runs = if Array.length Sys.argv > 2 then int_of_string Sys.argv.(2) else 5 in
-  let platform =
-    List.find
-      (fun p -> Clgc.string_info p "name" = "Portable Computing Language")
-      (Array.to_list (Clgc.platforms ()))
-  in
-  let device = (Clgc.devices platform).(0) in
+  let device = Saxpy.pocl_device () in
   let context = Clgc.context [| device |] in
   let queue = Clgc.queue context device in
   let program = Clgc.program context spin_source in

@@ -82,7 +82,10 @@ struct clgc__watch_slot {
     unsigned char platform;
 };
 
-static pthread_mutex_t clgc__watch_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Adaptive: it is held for a few dozen instructions at a time, and
+ * threads that register callbacks at once slept on it (a futex round
+ * trip each) far longer than anyone held it. */
+static pthread_mutex_t clgc__watch_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_cond_t clgc__watch_cond;
 static pthread_once_t clgc__watch_once = PTHREAD_ONCE_INIT;
 static int clgc__watch_init_failed;
@@ -512,95 +515,48 @@ clgc__watcher_start(void)
     return err;
 }
 
-/* Arm the slot of id for the watcher with clgc's reference to event,
- * unless OpenCL has called back already. Returns 1 if the reference was
- * taken over, 0 if the caller must drop it. */
-static int
-clgc__watch_arm(uintptr_t id, cl_event event, cl_int type, int platform,
-                int fast)
-{
-    struct clgc__watch_slot *s;
-    int armed = 0;
-
-    pthread_mutex_lock(&clgc__watch_lock);
-    s = clgc__slot_of(id);
-    if (s != NULL) {
-        s->event = event;
-        s->armed_ns = clgc__clock_ns(CLOCK_MONOTONIC);
-        s->armed = 1;
-        s->type = type;
-        s->platform = (unsigned char)platform;
-        /* The watcher is woken when it sleeps until signalled, and for
-         * every fast watch: its looks start again at CLGC__FAST_MIN_NS.
-         * Otherwise its slow period's next wakeup finds this one. */
-        if (fast) {
-            s->fast = (unsigned char)fast;
-            clgc__armed_fast++;
-            clgc__fast_since = clgc__clock_ns(CLOCK_MONOTONIC);
-        }
-        clgc__armed++;
-        if (clgc__watcher_asleep || fast)
-            pthread_cond_signal(&clgc__watch_cond);
-        armed = 1;
-    }
-    pthread_mutex_unlock(&clgc__watch_lock);
-    return armed;
-}
-
-/* A watch just armed whose event had reached type by the time it was
- * registered: some drivers never call back for it (Oclgrind, for an event
- * already complete, which its clFlush makes it). The status is read after
- * the registration, so whatever completed before it is seen here, and
- * whatever completes after it is called back for. Delivered here unless
- * its callback came first. The caller's reference may be gone already (a
- * callback on the driver's thread may release it): the event is read
- * through the slot's, held as a scan holds it. */
+/* Arm slot s for the watcher, which reads its event through clgc's
+ * reference, as of now (ns, CLOCK_MONOTONIC). Under the lock. */
 static void
-clgc__deliver_reached(uintptr_t id, cl_int type)
+clgc__watch_arm(struct clgc__watch_slot *s, int fast, long now)
 {
-    struct clgc__watch_slot *s;
-    struct clgc__watch *w = NULL;
-    cl_event event, release = NULL;
-    cl_int status;
-    uint32_t i;
-
-    pthread_mutex_lock(&clgc__watch_lock);
-    s = clgc__slot_of(id);
-    if (s == NULL || !s->armed) {
-        pthread_mutex_unlock(&clgc__watch_lock);
-        return;
+    s->armed_ns = now;
+    s->armed = 1;
+    /* The watcher is woken when it sleeps until signalled, and for every
+     * fast watch: its looks start again at CLGC__FAST_MIN_NS. Otherwise
+     * its slow period's next wakeup finds this one. */
+    if (fast) {
+        s->fast = 1;
+        clgc__armed_fast++;
+        clgc__fast_since = s->armed_ns;
     }
-    s->holds++;
-    event = s->event;
-    i = (uint32_t)(s - clgc__wslots);
-    pthread_mutex_unlock(&clgc__watch_lock);
-    status = clgc__event_status(event);
-    if (status <= type) {
-        pthread_mutex_lock(&clgc__watch_lock);
-        w = clgc__claim(id, &release); /* held: no release */
-        pthread_mutex_unlock(&clgc__watch_lock);
-    }
-    if (w != NULL)
-        w->fire(w, event, status >= 0 ? type : status);
-    pthread_mutex_lock(&clgc__watch_lock);
-    s = &clgc__wslots[i];
-    if (--s->holds == 0 && s->w == NULL) {
-        release = s->event;
-        clgc__slot_free(i);
-    }
-    pthread_mutex_unlock(&clgc__watch_lock);
-    if (release != NULL)
-        CLGC__CL(clReleaseEvent)(release);
+    clgc__armed++;
+    if (clgc__watcher_asleep || fast)
+        pthread_cond_signal(&clgc__watch_cond);
 }
 
+/* Two turns of the lock, around OpenCL's registration: the slot is made,
+ * holding clgc's reference to the event; then, registered, it is armed
+ * for the watcher, unless OpenCL has called back already (inline, as
+ * PoCL does for an event already complete), or the event had reached
+ * type by the registration, which some drivers never call back for
+ * (Oclgrind, for an event already complete, which its clFlush makes it):
+ * the status is read after the registration, so what completed before it
+ * is delivered here, and what completes after it is called back for.
+ * Refused, the watch is taken back, unless it was delivered all the same
+ * (a driver that calls back and then reports an error). */
 int
 clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
                   cl_int *err)
 {
-    cl_event release;
+    struct clgc__watch_slot *s;
+    struct clgc__watch *mine = NULL;
+    cl_event release = NULL;
+    cl_int status = CL_QUEUED + 1;
+    long now;
     uintptr_t id;
     uint32_t i = CLGC__NO_SLOT;
-    int held, platform = clgc__driver_of(event);
+    int fired, held, platform = clgc__driver_of(event);
     int fast = clgc__driver_looks(platform);
 
     pthread_once(&clgc__watch_once, clgc__watch_init);
@@ -608,40 +564,51 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
         *err = CL_OUT_OF_HOST_MEMORY;
         return 0;
     }
+    /* The watcher reads the event through a reference of clgc's own, as
+     * the record's owner may release its own at any time: from the very
+     * callback that the registration below may run inline. So it is taken
+     * first, while the caller's still holds the event. */
+    held = CLGC__CL(clRetainEvent)(event) == CL_SUCCESS;
     pthread_mutex_lock(&clgc__watch_lock);
     if (clgc__watcher_start() == 0)
         i = clgc__slot_new(w);
+    if (i != CLGC__NO_SLOT) {
+        s = &clgc__wslots[i];
+        s->event = held ? event : NULL;
+        s->type = type;
+        s->platform = (unsigned char)platform;
+        s->holds = 1; /* this call reads the event after the registration */
+    }
     id = i != CLGC__NO_SLOT ? clgc__watch_id(i) : 0;
     pthread_mutex_unlock(&clgc__watch_lock);
     if (i == CLGC__NO_SLOT) {
+        if (held)
+            CLGC__CL(clReleaseEvent)(event);
         *err = CL_OUT_OF_HOST_MEMORY;
         return 0;
     }
-    /* The watcher reads the event through a reference of clgc's own, as
-     * the record's owner may release its own at any time: from the very
-     * callback that the registration below may run inline (PoCL does, for
-     * an event already complete). So the reference is taken first, while
-     * the caller's still holds the event; after the registration, event
-     * may be freed unless clgc holds it. */
-    held = CLGC__CL(clRetainEvent)(event) == CL_SUCCESS;
     *err = CLGC__CL(clSetEventCallback)(event, type, clgc__watch_fired,
                                         (void *)id);
-    if (*err != CL_SUCCESS) {
-        /* Refused: take it back, unless it was delivered all the same
-         * (a driver that calls back and then reports an error). */
-        pthread_mutex_lock(&clgc__watch_lock);
-        w = clgc__claim(id, &release); /* never armed: no release */
-        pthread_mutex_unlock(&clgc__watch_lock);
-        if (held)
-            CLGC__CL(clReleaseEvent)(event);
-        return w == NULL;
+    if (*err == CL_SUCCESS && held)
+        status = clgc__event_status(event);
+    now = clgc__clock_ns(CLOCK_MONOTONIC); /* read outside the lock */
+    pthread_mutex_lock(&clgc__watch_lock);
+    s = &clgc__wslots[i];
+    fired = s->w == NULL;
+    if (!fired && (*err != CL_SUCCESS || status <= type))
+        mine = clgc__claim(id, &release); /* held: no release */
+    else if (!fired && held)
+        clgc__watch_arm(s, fast, now);
+    if (--s->holds == 0 && s->w == NULL) {
+        release = s->event;
+        clgc__slot_free(i);
     }
-    /* Registered: arm it, unless OpenCL has called back already. */
-    if (held && !clgc__watch_arm(id, event, type, platform, fast))
-        CLGC__CL(clReleaseEvent)(event);
-    else if (held)
-        clgc__deliver_reached(id, type);
-    return 1;
+    pthread_mutex_unlock(&clgc__watch_lock);
+    if (mine != NULL && *err == CL_SUCCESS)
+        mine->fire(mine, event, status >= 0 ? type : status);
+    if (release != NULL)
+        CLGC__CL(clReleaseEvent)(release);
+    return *err == CL_SUCCESS || fired;
 }
 
 void

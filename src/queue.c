@@ -14,12 +14,14 @@
  *
  * When a queue may be freed. A push publishes its item and only then
  * writes the fd, so the owner can run the item, see nothing outstanding
- * and close while the pusher has yet to write. Pushers therefore count
- * themselves in `pushing` around the publish and the write, and close,
- * once it has run everything and seen nothing promised, waits for that
- * count to drop to zero: a pusher whose item the close (or an earlier
- * drain) took had counted itself before publishing, so the close cannot
- * miss it, and the wait is a few instructions and one write(2) long.
+ * and close while the pusher has yet to write. Only the push onto an
+ * empty stack writes, and it says so in the stack's top (CLGC__WAKING,
+ * the low bit, which later pushes keep on the top): a drain that takes a
+ * stack so marked counts a write to come (`wakes_seen`), the pusher
+ * counts it done after its write (`wakes_done`), and close, once it has
+ * run everything and seen nothing promised, waits until the two agree.
+ * Any other push touches nothing of the queue after its publish, so a
+ * push is one compare-and-swap.
  * Completions still to come are `outstanding` (promised by notify.c and
  * callback.c when the event or callback is registered, until the item has
  * run), and threads that defer their callbacks here are `deferring`
@@ -33,21 +35,30 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "clgc/queue.h"
 #include "internal.h"
 
+/* The pushers' words, the promises' and the drainer's each on a cache
+ * line of their own, so that a push does not wait for the line that a
+ * drain last wrote, nor a drain for the pushers'. */
+#define CLGC__LINE 64
+
 struct clgc_queue {
-    int fd;                            /* eventfd: readable while pending */
-    struct clgc__item *_Atomic pushed; /* newest first */
-    struct clgc__item *ready, **tail;  /* the drainer's, oldest first */
-    atomic_uint outstanding;           /* promised, not yet run */
-    atomic_uint pushing;               /* pushes between publish and write */
-    atomic_uint deferring;             /* threads deferring callbacks here */
-    atomic_int draining;               /* a drain or close is running */
+    _Atomic uintptr_t pushed; /* newest first, maybe | CLGC__WAKING */
+    atomic_uint wakes_done;   /* writes of pushes onto an empty stack */
+    int fd;                   /* eventfd: readable while pending */
+    _Alignas(CLGC__LINE) atomic_uint outstanding; /* promised, not run */
+    atomic_uint deferring; /* threads deferring callbacks here */
+    _Alignas(CLGC__LINE) struct clgc__item *ready, **tail; /* the drainer's */
+    unsigned wakes_seen; /* the drainer's: stacks taken marked */
+    atomic_int draining; /* a drain or close is running */
 };
+
+#define CLGC__WAKING ((uintptr_t)1)
 
 int
 clgc_queue_create(clgc_queue_t **queue)
@@ -56,9 +67,10 @@ clgc_queue_create(clgc_queue_t **queue)
 
     if (queue == NULL)
         return CLGC_EINVAL;
-    q = calloc(1, sizeof(*q));
+    q = aligned_alloc(CLGC__LINE, sizeof(*q));
     if (q == NULL)
         return CLGC_ENOMEM;
+    memset(q, 0, sizeof(*q));
     q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (q->fd < 0) {
         int err = errno;
@@ -104,20 +116,21 @@ clgc__wake(const clgc_queue_t *q)
 void
 clgc__queue_push(clgc_queue_t *q, struct clgc__item *it, int promised)
 {
-    struct clgc__item *old;
+    uintptr_t old = atomic_load_explicit(&q->pushed, memory_order_relaxed);
 
     it->promised = promised;
-    /* Counted before the item can be seen, uncounted after the last touch
-     * of q: see "When a queue may be freed" above. */
-    atomic_fetch_add(&q->pushing, 1);
-    old = atomic_load(&q->pushed);
     do
-        it->next = old;
-    while (!atomic_compare_exchange_weak(&q->pushed, &old, it));
-    /* Only the push onto an empty stack wakes the loop: wakeups coalesce. */
-    if (old == NULL)
+        it->next = (struct clgc__item *)(old & ~CLGC__WAKING);
+    while (!atomic_compare_exchange_weak_explicit(
+        &q->pushed, &old, (uintptr_t)it | (old & CLGC__WAKING) | (old == 0),
+        memory_order_release, memory_order_relaxed));
+    /* Only the push onto an empty stack wakes the loop: wakeups coalesce.
+     * It alone touches q after the publish (see "When a queue may be
+     * freed" above). */
+    if (old == 0) {
         clgc__wake(q);
-    atomic_fetch_sub(&q->pushing, 1);
+        atomic_fetch_add_explicit(&q->wakes_done, 1, memory_order_release);
+    }
 }
 
 struct clgc__posted {
@@ -168,10 +181,13 @@ clgc__take(clgc_queue_t *q)
 static int
 clgc__drain(clgc_queue_t *q, unsigned max)
 {
+    uintptr_t top =
+        atomic_exchange_explicit(&q->pushed, 0, memory_order_acquire);
     struct clgc__item *it, *fifo = NULL, **tail = NULL;
     unsigned ran = 0;
 
-    for (it = atomic_exchange(&q->pushed, NULL); it != NULL;) {
+    q->wakes_seen += top & CLGC__WAKING;
+    for (it = (struct clgc__item *)(top & ~CLGC__WAKING); it != NULL;) {
         struct clgc__item *next = it->next;
 
         if (tail == NULL)
@@ -245,18 +261,19 @@ clgc_queue_close(clgc_queue_t *q)
     /* Deferring before outstanding: a thread registers (promises) before
      * it stops deferring, so once it is seen gone its promises are seen. */
     busy = atomic_load(&q->deferring) != 0 ||
-           atomic_load(&q->outstanding) != 0 ||
-           atomic_load(&q->pushed) != NULL || q->ready != NULL;
+           atomic_load(&q->outstanding) != 0 || atomic_load(&q->pushed) != 0 ||
+           q->ready != NULL;
     if (!busy) {
-        /* Let the pushes whose items have run return before q goes.
+        /* Let the pushes whose items have run write the fd before q goes.
          * Nothing promised is left, so a push the close has not seen is a
          * post the caller let overlap the close, which may have published
          * meanwhile: look again. Not done when the queue stays open
          * anyway, so that pushes that keep coming cannot hold up a close
          * that refuses. */
-        while (atomic_load(&q->pushing) != 0)
+        while (atomic_load_explicit(&q->wakes_done, memory_order_acquire) !=
+               q->wakes_seen)
             sched_yield();
-        busy = atomic_load(&q->pushed) != NULL;
+        busy = atomic_load(&q->pushed) != 0;
     }
     if (busy) {
         atomic_store(&q->draining, 0);

@@ -325,7 +325,8 @@ print_learned(void)
             continue;
         printf("%-32s %-8s (short %s, long %s) waits by %-8s prompt %u "
                "late %u lateness median %.1f us; own wait %s (slept %u, "
-               "busy %u); callbacks tried %u, prompt %u\n",
+               "busy %u); callbacks tried %u, prompt %u; short waits poll "
+               "%ld us (done %u, missed %u)\n",
                name, learned_name(info.learned),
                learned_name(info.learned_short),
                learned_name(info.learned_long),
@@ -335,7 +336,8 @@ print_learned(void)
                info.prompt, info.late,
                info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3,
                own_name(info.own), info.own_sleeps, info.own_busy, info.tried,
-               info.tried_prompt);
+               info.tried_prompt, info.poll_ns / 1000, info.polls_done,
+               info.polls_missed);
     }
 }
 

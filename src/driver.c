@@ -116,11 +116,13 @@ struct clgc__driver {
     atomic_int sampling;       /* a wait holds the sampler */
     atomic_uint recover_shift; /* a try one wait in MIN << shift */
     unsigned tried, tried_prompt;
-    atomic_int long_asks; /* waits left to ask (clgc__driver_ended) */
-    atomic_int own;       /* clgc_wait_own_t */
-    atomic_int lock;      /* the probe and the samples */
-    uintptr_t probe;      /* 0: none */
-    uintptr_t called;     /* the key of the last measured callback */
+    atomic_int long_asks;  /* waits left to ask (clgc__driver_ended) */
+    atomic_int last_short; /* its last wait was short (clgc__driver_polled) */
+    atomic_uint polls_done, polls_missed;
+    atomic_int own;   /* clgc_wait_own_t */
+    atomic_int lock;  /* the probe and the samples */
+    uintptr_t probe;  /* 0: none */
+    uintptr_t called; /* the key of the last measured callback */
     long probe_ns;
     long probe_duration;
     unsigned own_sleeps, own_busy, own_tries;
@@ -201,6 +203,9 @@ clgc__strategy_set(clgc_wait_strategy_t s)
         }
         atomic_store(&d->recover_shift, 0);
         atomic_store(&d->long_asks, 0);
+        atomic_store(&d->last_short, 0);
+        atomic_store(&d->polls_done, 0);
+        atomic_store(&d->polls_missed, 0);
         d->tried = d->tried_prompt = 0;
         atomic_store(&d->own, CLGC_WAIT_OWN_LEARNING);
         d->own_sleeps = d->own_busy = d->own_tries = 0;
@@ -475,6 +480,38 @@ clgc__learned_overall(int platform)
     return CLGC_WAIT_DRIVER_LEARNING;
 }
 
+/* Whether the platform's short waits poll. */
+static int
+clgc__polls(int platform)
+{
+    return atomic_load_explicit(&clgc__strategy, memory_order_relaxed) ==
+               CLGC_WAIT_LEARN &&
+           clgc__learned_overall(platform) == CLGC_WAIT_DRIVER_PROMPT;
+}
+
+long
+clgc__driver_poll_ns(int platform)
+{
+    pthread_once(&clgc__strategy_once, clgc__strategy_init);
+    return clgc__polls(platform) &&
+                   atomic_load_explicit(&clgc__drivers[platform].last_short,
+                                        memory_order_relaxed)
+               ? CLGC__SHORT_POLL_NS
+               : 0;
+}
+
+void
+clgc__driver_polled(int platform, long budget, int done, long wall)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+
+    atomic_store_explicit(&d->last_short, wall < CLGC__LONG_NS,
+                          memory_order_relaxed);
+    if (budget > 0)
+        atomic_fetch_add_explicit(done ? &d->polls_done : &d->polls_missed, 1,
+                                  memory_order_relaxed);
+}
+
 /* A late platform's own clWaitForEvents: CLGC_WAIT_OWN_USED if the
  * waits should use it, _LEARNING if a wait should sample it, _AVOIDED
  * otherwise (also when the platform is not learned late, or the strategy
@@ -552,6 +589,9 @@ clgc__driver_info(int platform, clgc_wait_driver_info_t *info)
     info->own_busy = d->own_busy;
     info->tried = d->tried;
     info->tried_prompt = d->tried_prompt;
+    info->poll_ns = clgc__polls(platform) ? CLGC__SHORT_POLL_NS : 0;
+    info->polls_done = atomic_load(&d->polls_done);
+    info->polls_missed = atomic_load(&d->polls_missed);
     clgc__driver_unlock(d);
     qsort(l, n, sizeof(l[0]), clgc__long_cmp);
     info->lateness_ns = n > 0 ? l[n / 2] : -1;

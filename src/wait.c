@@ -2,10 +2,13 @@
  *
  * The whole wait runs inside one safe region: flushing the events' queues
  * (PoCL's basic device runs commands inside clFlush), polling their status
- * for a short budget, then registering a completion callback on each and
- * sleeping on a futex until the last one fires. No lock is held while the
- * waiter wakes, so it never waits for the callback thread (a waiter that
- * takes the callback's lock to wake is held up on every short kernel).
+ * for a short budget (10 us after a short wait on a prompt platform:
+ * driver.h), then registering a completion callback on each and sleeping
+ * on a futex until the last one fires; then the driver's clWaitForEvents
+ * on the events complete, the synchronization point a status is not. No lock is
+ * held while the waiter wakes, so it never waits for the callback thread (a
+ * waiter that takes the callback's lock to wake is held up on every short
+ * kernel).
  *
  * The record the callbacks share is a slot of a static pool, not the
  * waiter's stack frame: PoCL 3.1 never calls back for a user event that is
@@ -691,14 +694,18 @@ clgc__wait_body(void *p)
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
     struct clgc__plan plan;
-    int platform = 0;
+    long budget = atomic_load(&clgc__poll_ns), learned;
+    int platform, done;
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret != CL_SUCCESS)
         return NULL;
-    if (!clgc__poll(a, atomic_load(&clgc__poll_ns))) {
-        /* One platform: the flush refused events of two contexts. */
-        platform = clgc__driver_of(a->events[0]);
+    /* One platform: the flush refused events of two contexts. */
+    platform = clgc__driver_of(a->events[0]);
+    /* The budget set, or what is learned to win for short commands. */
+    learned = clgc__driver_poll_ns(platform);
+    done = clgc__poll(a, learned > budget ? learned : budget);
+    if (!done) {
         plan = clgc__driver_plan(platform);
         if (plan.kind == CLGC__PLAN_OWN) {
             clgc__own_wait(a, platform, 0);
@@ -722,8 +729,17 @@ clgc__wait_body(void *p)
             clgc__driver_waited(platform,
                                 clgc__clock_ns(CLOCK_MONOTONIC) - a->start);
     }
+    clgc__driver_polled(platform, learned > budget ? learned : 0, done,
+                        clgc__clock_ns(CLOCK_MONOTONIC) - a->start);
     clgc__last_path = path;
     a->ret = clgc__events_outcome(a->n, a->events);
+    /* A status read as CL_COMPLETE is no synchronization point (OpenCL
+     * 3.0, again since OpenCL-Docs #1558), and PoCL may still be ending
+     * the command (pocl #2294); the driver's clWaitForEvents is one, and
+     * on events complete it returns at once (docs/wait.md). */
+    if (a->ret == CL_SUCCESS && path != CLGC_WAIT_PATH_OWN &&
+        path != CLGC_WAIT_PATH_BLOCKING)
+        (void)CLGC__CL(clWaitForEvents)(a->n, a->events);
     return NULL;
 }
 

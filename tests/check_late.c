@@ -199,6 +199,54 @@ END_TEST
  * the load. */
 #define LONG_TRIPS 20000
 
+static unsigned
+polls(struct test_device *d)
+{
+    clgc_wait_driver_info_t info = test_driver_info(d);
+
+    return info.polls_done + info.polls_missed;
+}
+
+/* On a prompt platform a wait that follows a short one polls its events
+ * for 10 us before it sleeps until the callbacks (the seed's strategy,
+ * which wins for short commands); one that follows a long wait does not,
+ * as its command is likely long too and the poll would cost CPU for
+ * nothing. */
+START_TEST(waits_after_short_ones_poll_first)
+{
+    struct test_device d;
+    clgc_wait_driver_info_t info;
+    cl_event done;
+    cl_int err;
+    unsigned before;
+
+    open_learned_prompt(&d);
+    done = clCreateUserEvent(d.context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(done, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
+    info = test_driver_info(&d);
+    ck_assert_int_eq(info.poll_ns, 10000);
+    before = info.polls_done;
+    ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_last_path(), CLGC_WAIT_PATH_POLL);
+    ck_assert_uint_eq(test_driver_info(&d).polls_done, before + 1);
+    /* After a long command's wait, the next wait does not poll. */
+    launch_and_wait(&d, LONG_TRIPS);
+    before = polls(&d);
+    ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
+    ck_assert_uint_eq(polls(&d), before);
+    /* That wait was short: the one after it polls again. */
+    ck_assert_int_eq(clgc_wait_for_events(1, &done), CL_SUCCESS);
+    ck_assert_uint_eq(polls(&d), before + 1);
+    /* Not under a strategy set by hand. */
+    ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_CALLBACK), CLGC_OK);
+    ck_assert_int_eq(test_driver_info(&d).poll_ns, 0);
+    clReleaseEvent(done);
+    test_device_close(&d);
+}
+END_TEST
+
 /* A driver whose callbacks are prompt at first and late later is learned
  * prompt, then late from the waits that sample it again (one in 16).
  * Once they are prompt again (the vehicle off), the waits that try them
@@ -832,13 +880,14 @@ END_TEST
 #define CROWD 200
 
 static atomic_int crowd_in;
+static _Atomic pid_t crowd_tid[CROWD]; /* 0 until the thread writes it */
 
 static void *
 crowd_wait(void *arg)
 {
     cl_event gate = arg;
 
-    atomic_fetch_add(&crowd_in, 1);
+    atomic_store(&crowd_tid[atomic_fetch_add(&crowd_in, 1)], gettid());
     ck_assert_int_eq(clgc_wait_for_events(1, &gate), CL_SUCCESS);
     return NULL;
 }
@@ -860,6 +909,11 @@ START_TEST(a_crowd_of_first_waits_teaches_nothing)
         ck_assert_int_eq(pthread_create(&t[i], NULL, crowd_wait, gate), 0);
     while (atomic_load(&crowd_in) < CROWD)
         sched_yield();
+    /* Each in its wait, its plan taken (a wait's own sleeps are timed). */
+    for (int i = 0; i < CROWD; i++)
+        while (atomic_load(&crowd_tid[i]) == 0 ||
+               !test_sleeps_timed(atomic_load(&crowd_tid[i])))
+            sched_yield();
     ck_assert_int_eq(clgc_clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
     for (int i = 0; i < CROWD; i++)
         ck_assert_int_eq(pthread_join(t[i], NULL), 0);
@@ -912,6 +966,7 @@ main(void)
     }
     tcase_set_tags(tc, TEST_TAG_THREADED);
     tcase_add_test(tc, pocl_is_learned_prompt);
+    tcase_add_test(tc, waits_after_short_ones_poll_first);
     tcase_add_test(tc, a_crowd_of_first_waits_teaches_nothing);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);

@@ -185,6 +185,12 @@ typedef struct clgc_wait_driver_info {
      * them that found a late class's callbacks prompt (8 in a row turn
      * the class prompt again). */
     unsigned tried, tried_prompt;
+    /* While prompt: how long a wait that follows a short one (under
+     * 200 us) polls its events before it sleeps until the callbacks (0:
+     * none do), and the polls so far that saw the events done and those
+     * that did not (docs/wait.md, "Short commands"). */
+    long poll_ns;
+    unsigned polls_done, polls_missed;
 } clgc_wait_driver_info_t;
 
 /* Fill *info with what clgc learned of platform's callbacks. Platforms of

@@ -307,7 +307,8 @@ EXPORTS = {
             "clgc_kernel_args_message", "clgc_kernel_args_new",
             "clgc_kernel_args_ready", "clgc_kernel_args_set_local",
             "clgc_kernel_args_set_mem", "clgc_kernel_args_set_sampler",
-            "clgc_kernel_args_set_value", "clgc_program_with_binaries",
+            "clgc_kernel_args_set_value", "clgc_program_binaries",
+            "clgc_program_with_binaries",
         ]),
         # For clgc's own libraries only: libclgc-layer hands libclgc the
         # loader's table (src/layer.h). Not part of the interface.

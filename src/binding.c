@@ -597,3 +597,58 @@ clgc_program_with_binaries(cl_context context, cl_uint n,
         *errcode_ret = err;
     return p;
 }
+
+cl_int
+clgc_program_binaries(cl_program program, clgc_binaries_t **out)
+{
+    cl_uint n = 0;
+    size_t *sizes = NULL, total = 0, head;
+    clgc_binaries_t *b = NULL;
+    unsigned char *data;
+    cl_int err;
+
+    if (out == NULL)
+        return CL_INVALID_VALUE;
+    *out = NULL;
+    err = clgc_clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof(n), &n,
+                                NULL);
+    if (err == CL_SUCCESS && (sizes = calloc(n + 1, sizeof(*sizes))) == NULL)
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = clgc_clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES,
+                                    n * sizeof(*sizes), sizes, NULL);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < n; i++)
+        if ((total += sizes[i]) < sizes[i])
+            err = CL_OUT_OF_HOST_MEMORY;
+    /* The record, then the devices, lengths and pointers, then the data. */
+    head = sizeof(*b) + n * (sizeof(cl_device_id) + sizeof(size_t) +
+                             sizeof(unsigned char *));
+    if (err == CL_SUCCESS &&
+        (total > SIZE_MAX - head || (b = malloc(head + total)) == NULL))
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS) {
+        b->count = n;
+        b->devices = (cl_device_id *)(b + 1);
+        b->lengths = (size_t *)(b->devices + n);
+        b->binaries = (unsigned char **)(b->lengths + n);
+        data = (unsigned char *)(b->binaries + n);
+        for (cl_uint i = 0; i < n; i++) {
+            b->lengths[i] = sizes[i];
+            b->binaries[i] = sizes[i] > 0 ? data : NULL;
+            data += sizes[i];
+        }
+        err = clgc_clGetProgramInfo(program, CL_PROGRAM_DEVICES,
+                                    n * sizeof(cl_device_id), b->devices, NULL);
+    }
+    if (err == CL_SUCCESS)
+        err = clgc_clGetProgramInfo(program, CL_PROGRAM_BINARIES,
+                                    n * sizeof(unsigned char *), b->binaries,
+                                    NULL);
+    free(sizes);
+    if (err != CL_SUCCESS) {
+        free(b);
+        return err;
+    }
+    *out = b;
+    return CL_SUCCESS;
+}

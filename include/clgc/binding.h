@@ -121,6 +121,23 @@ CLGC_EXTERN cl_program clgc_program_with_binaries(
     const size_t *lengths, const unsigned char **binaries,
     cl_int *binary_status, cl_int *errcode_ret);
 
+/* A program's binaries, with the devices they are for, read as OpenCL
+ * asks (CL_PROGRAM_BINARY_SIZES, then buffers of those sizes for
+ * CL_PROGRAM_BINARIES): count devices in CL_PROGRAM_DEVICES' order, the
+ * binary for devices[i] in binaries[i], lengths[i] bytes (0 and NULL for
+ * a device that has none). One malloc'd block, freed with free(). */
+typedef struct clgc_binaries {
+    cl_uint count;
+    cl_device_id *devices;
+    size_t *lengths;
+    unsigned char **binaries;
+} clgc_binaries_t;
+
+/* The binaries of program in *out, or NULL: CL_SUCCESS, or the first
+ * query's error (CL_INVALID_PROGRAM, say), or CL_OUT_OF_HOST_MEMORY. */
+CLGC_EXTERN cl_int clgc_program_binaries(cl_program program,
+                                         clgc_binaries_t **out);
+
 /* A binding's box around an OpenCL object, so that no handle reaches
  * OpenCL after its last release: a thread that calls OpenCL with the
  * object holds the box for the call, and a release meanwhile (by another

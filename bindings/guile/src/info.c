@@ -290,38 +290,29 @@ info_value(const clgc_info_t *info, const char *buf, size_t size,
     return info_scalar(info, buf, who);
 }
 
-/* CL_PROGRAM_BINARIES in *out: one bytevector per device of the program,
- * as long as CL_PROGRAM_BINARY_SIZES says (the caller allocates them).
- * Returns OpenCL's code. */
+/* CL_PROGRAM_BINARIES in *out: one bytevector per device of the program
+ * (clgc_program_binaries), empty for a device it has none for. Returns
+ * OpenCL's code. */
 static cl_int
-info_binaries(const struct info_proc *p, void *obj, const void *extra, SCM *out)
+info_binaries(void *obj, SCM *out)
 {
-    size_t size = 0, n;
-    size_t *sizes;
-    unsigned char **bins;
-    SCM *bvs;
-    cl_int err =
-        proc_get(p, obj, extra, CL_PROGRAM_BINARY_SIZES, 0, NULL, &size);
+    clgc_binaries_t *b;
+    cl_int err = clgc_program_binaries(obj, &b);
 
     if (err != CL_SUCCESS)
         return err;
-    n = size / sizeof(size_t);
-    sizes = scm_gc_malloc_pointerless(size + sizeof(size_t), "binary sizes");
-    err = proc_get(p, obj, extra, CL_PROGRAM_BINARY_SIZES, size, sizes, NULL);
-    if (err != CL_SUCCESS)
-        return err;
-    bins = scm_gc_malloc((n + 1) * sizeof(*bins), "binaries");
-    bvs = scm_gc_malloc((n + 1) * sizeof(*bvs), "binaries");
-    for (size_t i = 0; i < n; i++) {
-        bvs[i] = scm_c_make_bytevector(sizes[i]);
-        bins[i] = (unsigned char *)SCM_BYTEVECTOR_CONTENTS(bvs[i]);
-    }
-    err = proc_get(p, obj, extra, CL_PROGRAM_BINARIES, n * sizeof(*bins), bins,
-                   NULL);
+    scm_dynwind_begin(0);
+    scm_dynwind_free(b); /* also if making a bytevector throws */
     *out = SCM_EOL;
-    while (err == CL_SUCCESS && n-- > 0)
-        *out = scm_cons(bvs[n], *out);
-    return err;
+    for (cl_uint i = b->count; i-- > 0;) {
+        SCM bv = scm_c_make_bytevector(b->lengths[i]);
+
+        if (b->lengths[i] > 0)
+            memcpy(SCM_BYTEVECTOR_CONTENTS(bv), b->binaries[i], b->lengths[i]);
+        *out = scm_cons(bv, *out);
+    }
+    scm_dynwind_end();
+    return CL_SUCCESS;
 }
 
 /* The value of the query info of obj in *out; returns OpenCL's code. */
@@ -334,7 +325,7 @@ info_fetch(const struct info_proc *p, void *obj, const void *extra,
     cl_int err;
 
     if (info->type == CLGC_INFO_BINARIES)
-        return info_binaries(p, obj, extra, out);
+        return info_binaries(obj, out);
     err = proc_get(p, obj, extra, info->value, 0, NULL, &size);
     if (err != CL_SUCCESS)
         return err;

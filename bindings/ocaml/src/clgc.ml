@@ -136,6 +136,15 @@ let build ?(options = "") ?notify p =
   | None -> build_ p.h options
   | Some f -> build_notify_ p.h options f
 let build_log p d = build_log_ p.h d.h
+
+external binaries_ : handle -> (handle * string) array = "ml_clgc_binaries"
+external program_of_binaries_ : handle -> (handle * string) array -> handle
+  = "ml_clgc_program_of_binaries"
+
+let binaries p = Array.map (fun (d, b) -> (plain d, b)) (binaries_ p.h)
+
+let program_of_binaries c bins =
+  own (program_of_binaries_ c.h (Array.of_list (List.map (fun (d, b) -> (d.h, b)) bins)))
 let kernel p name = own (kernel_ p.h name)
 
 type arg =

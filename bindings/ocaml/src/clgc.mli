@@ -101,6 +101,19 @@ val build : ?options:string -> ?notify:(unit -> unit) -> program -> unit
     the next {!wait} or {!finish}. *)
 
 val build_log : program -> device -> string
+
+val binaries : program -> (device * string) array
+(** What a built program was compiled into, for each of its devices, in
+    the program's device order (an empty string for a device it was not
+    built for). *)
+
+val program_of_binaries : context -> (device * string) list -> program
+(** A program from binaries that {!binaries} gave, for those devices;
+    {!build} it before making kernels. Through the library's
+    [clgc_program_with_binaries] (clgc/binding.h): an empty list or
+    binary raises {!Error} [CL_INVALID_VALUE], and a binary that is not
+    the driver's, or one of PoCL's cut short (which would abort the
+    process in PoCL), [CL_INVALID_BINARY]. *)
 val kernel : program -> string -> kernel
 
 type arg =

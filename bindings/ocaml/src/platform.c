@@ -140,6 +140,76 @@ ml_clgc_program(value context, value source)
     ML_RETURN(clgc_ml_wrap(ML_PROGRAM, p));
 }
 
+/* binaries program -> (device handle * string) array: what the program
+ * was built into, for each of its devices (clgc_program_binaries). */
+value
+ml_clgc_binaries(value program)
+{
+    CAMLparam1(program);
+    CAMLlocal3(r, pair, v);
+    ML_STUB;
+    void *p = clgc_ml_get(program, ML_PROGRAM, "Clgc.binaries");
+    clgc_binaries_t *b;
+    cl_int err = clgc_program_binaries(p, &b);
+
+    ML_CHECK(err, "clGetProgramInfo");
+    r = caml_alloc(b->count, 0);
+    for (cl_uint i = 0; i < b->count; i++) {
+        v = caml_alloc_initialized_string(b->lengths[i],
+                                          (const char *)b->binaries[i]);
+        pair = caml_alloc_tuple(2);
+        Store_field(pair, 0, clgc_ml_wrap(ML_DEVICE, b->devices[i]));
+        Store_field(pair, 1, v);
+        Store_field(r, i, pair);
+    }
+    free(b);
+    ML_RETURN(r);
+}
+
+/* program_of_binaries context (device handle * string) array: through
+ * clgc_program_with_binaries, which refuses an empty binary or one of
+ * PoCL's cut short, and pads each (PoCL reads past a short one). The
+ * strings are copied first: the call lets the runtime lock go. */
+value
+ml_clgc_program_of_binaries(value context, value binaries)
+{
+    CAMLparam2(context, binaries);
+    ML_STUB;
+    const char *who = "Clgc.program_of_binaries";
+    void *c = clgc_ml_get(context, ML_CONTEXT, who);
+    cl_uint n = (cl_uint)Wosize_val(binaries);
+    cl_device_id *d = calloc(n + 1, sizeof(*d));
+    size_t *lengths = calloc(n + 1, sizeof(*lengths));
+    unsigned char **bins = calloc(n + 1, sizeof(*bins));
+    cl_program p = NULL;
+    cl_int err = CL_SUCCESS;
+
+    if (d == NULL || lengths == NULL || bins == NULL)
+        err = CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; err == CL_SUCCESS && i < n; i++) {
+        value pair = Field(binaries, i), s = Field(pair, 1);
+
+        d[i] = clgc_ml_get(Field(pair, 0), ML_DEVICE, who);
+        lengths[i] = caml_string_length(s);
+        if ((bins[i] = malloc(lengths[i] + 1)) == NULL)
+            err = CL_OUT_OF_HOST_MEMORY;
+        else
+            memcpy(bins[i], String_val(s), lengths[i]);
+    }
+    if (err == CL_SUCCESS && n == 0)
+        err = CL_INVALID_VALUE;
+    if (err == CL_SUCCESS)
+        p = clgc_program_with_binaries(
+            c, n, d, lengths, (const unsigned char **)bins, NULL, &err);
+    for (cl_uint i = 0; bins != NULL && i < n; i++)
+        free(bins[i]);
+    free(bins);
+    free(lengths);
+    free(d);
+    ML_CHECK(err, "clCreateProgramWithBinary");
+    ML_RETURN(clgc_ml_wrap(ML_PROGRAM, p));
+}
+
 /* The build logs of every device of p that has one, one after another,
  * malloc'd; NULL if there are none. */
 char *

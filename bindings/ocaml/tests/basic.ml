@@ -127,4 +127,25 @@ let () =
   Clgc.wait [ ev ];
   Gc.full_major ();
   pass "non-blocking transfer";
+
+  (* A program's binaries make the same program again: built, it
+     computes. *)
+  let p = Clgc.program context saxpy_source in
+  Clgc.build p;
+  let bins = Clgc.binaries p in
+  ok (Array.length bins = 1) "one binary per device: %d" (Array.length bins);
+  ok (String.length (snd bins.(0)) > 0) "the binary is not empty";
+  ok (Clgc.string_info (fst bins.(0)) "name" = Clgc.string_info device "name")
+    "the binary's device is the program's";
+  let p2 = Clgc.program_of_binaries context (Array.to_list bins) in
+  Clgc.build p2;
+  let k2 = Clgc.kernel p2 "saxpy" in
+  let x = Clgc.buffer_of ~copy:true context (floats 4 float_of_int) in
+  let y = Clgc.buffer_of ~copy:true context (floats 4 (fun _ -> 1.)) in
+  Clgc.set_args k2 [ Clgc.Float32 2.; Clgc.Mem x; Clgc.Mem y ];
+  Clgc.wait [ Clgc.launch q k2 [| 4 |] ];
+  let back = floats 4 (fun _ -> 0.) in
+  ignore (Clgc.read q y back);
+  ok (back.{3} = 7.) "a program from binaries computes: %g" back.{3};
+  pass "binaries";
   Clgc.finish q

@@ -197,6 +197,22 @@ let () =
   Printf.printf "waits the release waited for: %d of 20\n" !inside;
   pass "release while another thread waits";
 
+  (* Binaries (issue 45): a byte, a real binary cut short (PoCL asserts on
+     one, aborting the process), none, an empty one: each an exception. *)
+  let p = Clgc.program context saxpy_source in
+  Clgc.build p;
+  let dev, bin = (Clgc.binaries p).(0) in
+  let from b = Clgc.program_of_binaries context [ (dev, b) ] in
+  List.iter
+    (fun cut ->
+      cl_error (Printf.sprintf "a binary cut at %d bytes" cut) (fun () ->
+          Clgc.build (from (String.sub bin 0 cut))))
+    [ 1; 64; 1000; String.length bin / 2 ];
+  ignore (raises_cl "CL_INVALID_VALUE" (fun () -> from ""));
+  ignore (raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.program_of_binaries context []));
+  Clgc.build (from bin);
+  pass "binaries cut short";
+
   (* Callbacks that release their own event and run the collector on
      PoCL's thread: the releases wait for a thread of the program's. *)
   let gate = Clgc.user_event context in

@@ -313,7 +313,7 @@ START_TEST(binaries_cut_short_are_refused)
     struct fixture f;
     size_t size = 0, cuts[6];
     unsigned char *bin;
-    clgc_binaries_t *all, *none;
+    clgc_binaries_t *all, *nothing;
     cl_int err, status;
     cl_program p;
 
@@ -325,8 +325,8 @@ START_TEST(binaries_cut_short_are_refused)
     size = all->lengths[0];
     ck_assert_uint_gt(size, 200);
     bin = all->binaries[0];
-    ck_assert_int_eq(clgc_program_binaries(NULL, &none), CL_INVALID_PROGRAM);
-    ck_assert_ptr_null(none);
+    ck_assert_int_eq(clgc_program_binaries(NULL, &nothing), CL_INVALID_PROGRAM);
+    ck_assert_ptr_null(nothing);
     cuts[0] = 1, cuts[1] = 64, cuts[2] = 100, cuts[3] = size / 2,
     cuts[4] = size - 100, cuts[5] = size - 1;
     for (int i = 0; i < 6; i++) {

@@ -293,7 +293,7 @@ EXPORTS = {
             "clgc_object_kind_count", "clgc_object_kind_find",
             # OpenCL the same on every version, and the checks every
             # binding makes before OpenCL sees a box (clgc/portable.h)
-            "clgc_create_command_queue", "clgc_image_box",
+            "clgc_create_command_queue", "clgc_image_box", "clgc_image_desc",
             "clgc_image_shape", "clgc_rect_check",
             # a pointer argument's reach (clgc/ffi.h)
             "clgc_command_reach",

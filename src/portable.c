@@ -49,6 +49,51 @@ clgc_create_command_queue(cl_context context, cl_device_id device,
 #pragma GCC diagnostic pop
 }
 
+const char *
+clgc_image_desc(cl_mem_object_type type, const size_t *sizes, unsigned n,
+                cl_image_desc *desc)
+{
+    static const char *const takes[] = {NULL,
+                                        "an image of this type takes 1 size",
+                                        "an image of this type takes 2 sizes",
+                                        "an image of this type takes 3 sizes"};
+    unsigned need;
+
+    memset(desc, 0, sizeof(*desc));
+    if (type == 0 && n >= 1 && n <= 3)
+        type = n == 1   ? CL_MEM_OBJECT_IMAGE1D
+               : n == 2 ? CL_MEM_OBJECT_IMAGE2D
+                        : CL_MEM_OBJECT_IMAGE3D;
+    switch (type) {
+    case CL_MEM_OBJECT_IMAGE1D:
+        need = 1;
+        break;
+    case CL_MEM_OBJECT_IMAGE2D:
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+        need = 2;
+        break;
+    case CL_MEM_OBJECT_IMAGE3D:
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+        need = 3;
+        break;
+    default:
+        return type == 0 ? "an image takes 1 to 3 sizes" : "not an image type";
+    }
+    if (n != need || sizes == NULL)
+        return takes[need];
+    desc->image_type = type;
+    desc->image_width = sizes[0];
+    if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+        desc->image_array_size = sizes[1];
+    else if (need > 1)
+        desc->image_height = sizes[1];
+    if (type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
+        desc->image_array_size = sizes[2];
+    else if (type == CL_MEM_OBJECT_IMAGE3D)
+        desc->image_depth = sizes[2];
+    return NULL;
+}
+
 cl_int
 clgc_image_shape(cl_mem image, clgc_image_shape_t *shape)
 {

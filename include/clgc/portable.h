@@ -27,6 +27,17 @@ CLGC_EXTERN cl_command_queue
 clgc_create_command_queue(cl_context context, cl_device_id device,
                           const cl_ulong *properties, cl_int *errcode_ret);
 
+/* An image's description (zeroed, then filled) from its type and sizes as
+ * a binding takes them: n sizes, the width first, then the height (for a
+ * 1D array: the array's size), then the depth (for a 2D array: the
+ * array's size); type CL_MEM_OBJECT_IMAGE1D, _IMAGE2D, _IMAGE3D,
+ * _IMAGE1D_ARRAY or _IMAGE2D_ARRAY, or 0 for the one of n sizes (1D, 2D or
+ * 3D). Returns NULL, or what is wrong, a sentence a binding can raise:
+ * "an image of this type takes 2 sizes", "not an image type". */
+CLGC_EXTERN const char *clgc_image_desc(cl_mem_object_type type,
+                                        const size_t *sizes, unsigned n,
+                                        cl_image_desc *desc);
+
 /* What a transfer of an image's elements needs to know of the image: its
  * extent along each axis of an origin and a region (an array's layers on
  * the axis OpenCL puts them, the second for a 1D array and the third for a

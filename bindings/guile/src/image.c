@@ -67,53 +67,32 @@ make_image_body(SCM context, SCM format, SCM dims, SCM rest)
     cl_image_format f = format_arg(format, 2, who);
     SCM type = SCM_UNDEFINED, flags = SCM_UNDEFINED;
     cl_image_desc desc;
+    cl_mem_object_type t;
     size_t d[3];
-    int n = guile_clgc_sizes(dims, d, 0, 3, who), need;
+    int n = guile_clgc_sizes(dims, d, 0, 3, who);
+    const char *wrong;
     cl_int err = CL_SUCCESS;
     cl_mem m;
 
     scm_c_bind_keyword_arguments(who, rest, 0, guile_clgc_kw("type"), &type,
                                  guile_clgc_kw("flags"), &flags, SCM_UNDEFINED);
-    memset(&desc, 0, sizeof(desc));
     if (SCM_UNBNDP(type))
-        desc.image_type = n == 1   ? CL_MEM_OBJECT_IMAGE1D
-                          : n == 2 ? CL_MEM_OBJECT_IMAGE2D
-                                   : CL_MEM_OBJECT_IMAGE3D;
+        t = 0;
     else if (guile_clgc_sym_is(type, "1d"))
-        desc.image_type = CL_MEM_OBJECT_IMAGE1D;
+        t = CL_MEM_OBJECT_IMAGE1D;
     else if (guile_clgc_sym_is(type, "2d"))
-        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        t = CL_MEM_OBJECT_IMAGE2D;
     else if (guile_clgc_sym_is(type, "3d"))
-        desc.image_type = CL_MEM_OBJECT_IMAGE3D;
+        t = CL_MEM_OBJECT_IMAGE3D;
     else if (guile_clgc_sym_is(type, "1d-array"))
-        desc.image_type = CL_MEM_OBJECT_IMAGE1D_ARRAY;
+        t = CL_MEM_OBJECT_IMAGE1D_ARRAY;
     else if (guile_clgc_sym_is(type, "2d-array"))
-        desc.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
+        t = CL_MEM_OBJECT_IMAGE2D_ARRAY;
     else
         scm_misc_error(who, "unknown image type: ~S", scm_list_1(type));
-    switch (desc.image_type) {
-    case CL_MEM_OBJECT_IMAGE1D:
-        need = 1;
-        break;
-    case CL_MEM_OBJECT_IMAGE2D:
-    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
-        need = 2;
-        break;
-    default:
-        need = 3;
-    }
-    if (n != need)
-        scm_misc_error(who, "~S: ~A dimensions for this type of image",
-                       scm_list_2(dims, scm_from_int(need)));
-    desc.image_width = d[0];
-    if (desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
-        desc.image_array_size = d[1];
-    else
-        desc.image_height = n > 1 ? d[1] : 0;
-    if (desc.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
-        desc.image_array_size = d[2];
-    else if (desc.image_type == CL_MEM_OBJECT_IMAGE3D)
-        desc.image_depth = d[2];
+    if ((wrong = clgc_image_desc(t, d, (unsigned)n, &desc)) != NULL)
+        scm_misc_error(who, "~S: ~A",
+                       scm_list_2(dims, scm_from_utf8_string(wrong)));
     m = clgc_clCreateImage(c,
                            SCM_UNBNDP(flags)
                                ? CL_MEM_READ_WRITE

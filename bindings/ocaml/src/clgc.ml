@@ -40,6 +40,7 @@ type program = [ `Program ] t
 type kernel = [ `Kernel ] t
 type mem = [ `Mem ] t
 type event = [ `Event ] t
+type sampler = [ `Sampler ] t
 
 external release_handle : handle -> unit = "ml_clgc_release"
 external released_handle : handle -> bool = "ml_clgc_released"
@@ -104,6 +105,7 @@ let family o =
   | "program" -> "cl_program_info"
   | "kernel" -> "cl_kernel_info"
   | "mem" -> "cl_mem_info"
+  | "sampler" -> "cl_sampler_info"
   | _ -> "cl_event_info"
 
 let info o q = info_ o.h (family o) q None
@@ -155,6 +157,7 @@ type arg =
   | Float64 of float
   | Local of int
   | Raw of bytes
+  | Sampler of sampler
 
 external set_arg_ : handle -> int -> arg -> unit = "ml_clgc_set_arg"
 
@@ -190,6 +193,55 @@ let write ?(blocking = true) ?(offset = 0) ?(wait = []) q m ba =
 
 let read ?(blocking = true) ?(offset = 0) ?(wait = []) q m ba =
   own (transfer_ q.h m.h ba offset blocking false (handles wait))
+
+type image_type = [ `Image1d | `Image2d | `Image3d | `Image1d_array | `Image2d_array ]
+
+(* Its index in the stubs' table (image.c). *)
+let image_type_index = function
+  | `Image1d -> 0
+  | `Image2d -> 1
+  | `Image3d -> 2
+  | `Image1d_array -> 3
+  | `Image2d_array -> 4
+
+type format = { order : string; channel : string }
+
+external image_ : handle -> int64 -> string * string -> int option -> int array -> handle
+  = "ml_clgc_image"
+external image_formats_ : handle -> int64 -> int option -> (string * string) array
+  = "ml_clgc_image_formats"
+external image_transfer_ :
+  handle -> handle -> ('a, 'b) bigarray -> int array option -> int array option -> bool -> bool ->
+  handle list -> handle = "ml_clgc_image_transfer_bc" "ml_clgc_image_transfer"
+external is_image_ : handle -> bool = "ml_clgc_is_image"
+external sampler_ : handle -> bool -> string -> string -> handle = "ml_clgc_sampler"
+
+let image ?(access = `Read_write) ?kind c f sizes =
+  own
+    (image_ c.h (access_bits access) (f.order, f.channel)
+       (Option.map image_type_index kind) sizes)
+
+let image_formats ?(access = `Read_write) ?(kind = `Image2d) c =
+  Array.to_list
+    (Array.map
+       (fun (order, channel) -> { order; channel })
+       (image_formats_ c.h (access_bits access) (Some (image_type_index kind))))
+
+let is_image m = is_image_ m.h
+
+(* PoCL answers a buffer's width 0 rather than refuse it. *)
+let image_info m q =
+  if not (is_image m) then invalid_arg "Clgc.image_info: a buffer, not an image";
+  info_ m.h "cl_image_info" q None
+
+let sampler ?(normalized = false) ?(addressing = "clamp_to_edge") ?(filter = "nearest") c =
+  own (sampler_ c.h normalized addressing filter)
+
+let write_image ?(blocking = true) ?origin ?region ?(wait = []) q m ba =
+  own (image_transfer_ q.h m.h ba origin region blocking true (handles wait))
+
+let read_image ?(blocking = true) ?origin ?region ?(wait = []) q m ba =
+  own (image_transfer_ q.h m.h ba origin region blocking false (handles wait))
 
 external launch_ : handle -> handle -> int array -> int array -> handle list -> handle
   = "ml_clgc_launch"

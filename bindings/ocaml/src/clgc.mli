@@ -33,6 +33,7 @@ type program = [ `Program ] t
 type kernel = [ `Kernel ] t
 type mem = [ `Mem ] t
 type event = [ `Event ] t
+type sampler = [ `Sampler ] t
 
 val release : _ t -> unit
 (** Release the object now. Idempotent. Any later use raises {!Error}
@@ -124,6 +125,7 @@ type arg =
   | Float64 of float  (** [double] *)
   | Local of int  (** [__local] memory of that many bytes *)
   | Raw of bytes  (** any other value, laid out as the kernel expects *)
+  | Sampler of sampler  (** a [sampler_t] *)
 
 val set_arg : kernel -> int -> arg -> unit
 (** Checked against what the kernel declares by the library's argument
@@ -163,6 +165,56 @@ val write :
 val read :
   ?blocking:bool -> ?offset:int -> ?wait:event list -> queue -> mem -> (_, _) bigarray -> event
 (** Read into the whole Bigarray, as {!write}. *)
+
+(** {1 Images and samplers} *)
+
+type image_type = [ `Image1d | `Image2d | `Image3d | `Image1d_array | `Image2d_array ]
+
+type format = { order : string; channel : string }
+(** A format by the registry's names or short ones:
+    [{ order = "rgba"; channel = "float" }], or ["CL_RGBA"] and
+    ["CL_FLOAT"]. *)
+
+val image : ?access:access -> ?kind:image_type -> context -> format -> int array -> mem
+(** An image of those sizes: the width, then the height (a 1D array's
+    size), then the depth (a 2D array's size); of the type of that many
+    sizes ([`Image1d], [`Image2d], [`Image3d]) unless [kind] says. A name
+    that is no format, or sizes that do not fit the type, raise
+    [Invalid_argument]; a format the device lacks, {!Error}
+    [CL_IMAGE_FORMAT_NOT_SUPPORTED]. An image is a {!mem}: {!set_arg} takes
+    it as [Mem] where the kernel takes an image, and refuses it where it
+    takes a buffer (and the reverse). *)
+
+val image_formats : ?access:access -> ?kind:image_type -> context -> format list
+(** The formats the context's devices support for images of that type
+    ([`Image2d]), by the registry's names. *)
+
+val is_image : mem -> bool
+
+val image_info : mem -> string -> info
+(** [clGetImageInfo] ("width", "CL_IMAGE_FORMAT", ...), as {!info};
+    [Invalid_argument] for a buffer. *)
+
+val write_image :
+  ?blocking:bool -> ?origin:int array -> ?region:int array -> ?wait:event list ->
+  queue -> mem -> (_, _) bigarray -> event
+(** Write the Bigarray, packed element by element and row by row, into the
+    box of the image at [origin] (the corner) of [region] (the rest of
+    the image): 1 to 3 sizes each, an array's layers on its last axis.
+    The box is checked first (the library's [clgc_image_box]): one
+    outside the image, or a Bigarray smaller than the box, raises {!Error}
+    [CL_INVALID_VALUE] saying which; a buffer raises [Invalid_argument].
+    Blocking, and keeping the Bigarray, as {!write}. *)
+
+val read_image :
+  ?blocking:bool -> ?origin:int array -> ?region:int array -> ?wait:event list ->
+  queue -> mem -> (_, _) bigarray -> event
+(** Read the box into the Bigarray, as {!write_image}. *)
+
+val sampler : ?normalized:bool -> ?addressing:string -> ?filter:string -> context -> sampler
+(** A sampler: coordinates not normalized, addressing ["clamp_to_edge"]
+    ([none], [clamp], [repeat], [mirrored_repeat]), filter ["nearest"]
+    ([linear]) by default. *)
 
 (** {1 Launches and events} *)
 

@@ -54,6 +54,7 @@ enum ml_kind {
     ML_KERNEL,
     ML_MEM,
     ML_EVENT,
+    ML_SAMPLER,
     ML_NKINDS
 };
 
@@ -96,6 +97,15 @@ void clgc_ml_kernel_ready(value v, const char *who);
 /* Drop the roots of the Bigarrays whose commands completed or whose
  * buffers OpenCL destroyed (mem.c); the runtime lock held. */
 void clgc_ml_drop_kept(void);
+/* Keep Bigarray ba until ev completes (or fails): 0, or an OpenCL error
+ * (nothing kept: the caller waits for ev instead). */
+cl_int clgc_ml_keep_until_complete(cl_event ev, value ba);
+/* The end of a transfer of Bigarray ba that enqueued ev with err: a
+ * non-blocking one keeps ba until the command completes (or waits for
+ * it, without memory to keep it); raises err as call's; else the event,
+ * wrapped. */
+value clgc_ml_transferred(cl_int err, cl_event ev, cl_bool block, value ba,
+                          const char *call);
 /* Close the dropped ports whose posts have completed (port.c); the
  * runtime lock held. */
 void clgc_ml_tidy_ports(void);

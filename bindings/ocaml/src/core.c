@@ -11,8 +11,8 @@
 /* The kinds as the generated tables name them (clgc/names.h), for the
  * invalid-object errors and the info families. */
 static const char *const ml_kind_names[ML_NKINDS] = {
-    "platform", "device", "context", "command_queue",
-    "program",  "kernel", "mem",     "event"};
+    "platform", "device", "context", "command_queue", "program",
+    "kernel",   "mem",    "event",   "sampler"};
 
 /* Identity: two values are equal when they hold one handle. */
 static int
@@ -119,6 +119,7 @@ ML_BOX_RELEASE(ML_PROGRAM)
 ML_BOX_RELEASE(ML_KERNEL)
 ML_BOX_RELEASE(ML_MEM)
 ML_BOX_RELEASE(ML_EVENT)
+ML_BOX_RELEASE(ML_SAMPLER)
 #undef ML_BOX_RELEASE
 
 static cl_int (*const ml_box_releases[ML_NKINDS])(void *) = {
@@ -128,7 +129,8 @@ static cl_int (*const ml_box_releases[ML_NKINDS])(void *) = {
     [ML_PROGRAM] = ml_box_release_ML_PROGRAM,
     [ML_KERNEL] = ml_box_release_ML_KERNEL,
     [ML_MEM] = ml_box_release_ML_MEM,
-    [ML_EVENT] = ml_box_release_ML_EVENT};
+    [ML_EVENT] = ml_box_release_ML_EVENT,
+    [ML_SAMPLER] = ml_box_release_ML_SAMPLER};
 
 value
 clgc_ml_wrap(enum ml_kind kind, void *h)
@@ -258,6 +260,9 @@ clgc_ml_release_handle(enum ml_kind kind, void *h)
         break;
     case ML_EVENT:
         clgc_clReleaseEvent(h);
+        break;
+    case ML_SAMPLER:
+        clgc_clReleaseSampler(h);
         break;
     case ML_NKINDS:
         break;

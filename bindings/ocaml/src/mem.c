@@ -90,10 +90,8 @@ clgc_ml_drop_kept(void)
     }
 }
 
-/* Keep ba until ev completes (or fails); 0, or an OpenCL error (nothing
- * kept: the caller waits for ev instead). */
-static cl_int
-ml_keep_until_complete(cl_event ev, value ba)
+cl_int
+clgc_ml_keep_until_complete(cl_event ev, value ba)
 {
     struct ml_keep *k = malloc(sizeof(*k));
     cl_int err;
@@ -146,6 +144,20 @@ ml_clgc_buffer_of(value context, value flags, value ba)
     ML_RETURN(clgc_ml_wrap(ML_MEM, m));
 }
 
+value
+clgc_ml_transferred(cl_int err, cl_event ev, cl_bool block, value ba,
+                    const char *call)
+{
+    if (err == CL_SUCCESS && !block && clgc_ml_keep_until_complete(ev, ba) != 0)
+        err = clgc_wait_for_events(1, &ev); /* kept by the stub's root */
+    if (err != CL_SUCCESS) {
+        if (ev != NULL)
+            clgc_clReleaseEvent(ev);
+        clgc_ml_raise(err, call, NULL);
+    }
+    return clgc_ml_wrap(ML_EVENT, ev);
+}
+
 /* transfer queue mem ba offset blocking write wait -> event handle */
 value
 ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
@@ -153,6 +165,7 @@ ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
 {
     CAMLparam5(queue, mem, ba, offset, blocking);
     CAMLxparam2(write, wait);
+    ML_STUB;
     const char *who = Bool_val(write) ? "Clgc.write" : "Clgc.read";
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
     void *m = clgc_ml_get(mem, ML_MEM, who);
@@ -173,23 +186,14 @@ ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
                                        ml_ba_bytes(ba), Caml_ba_data_val(ba), n,
                                        w, &ev);
     free(w);
-    if (err == CL_SUCCESS && !block && ml_keep_until_complete(ev, ba) != 0)
-        err = clgc_wait_for_events(1, &ev); /* kept by this stub's root */
-    if (err != CL_SUCCESS) {
-        if (ev != NULL)
-            clgc_clReleaseEvent(ev);
-        clgc_ml_raise(err,
-                      Bool_val(write) ? "clEnqueueWriteBuffer"
-                                      : "clEnqueueReadBuffer",
-                      NULL);
-    }
-    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+    ML_RETURN(clgc_ml_transferred(err, ev, block, ba,
+                                  Bool_val(write) ? "clEnqueueWriteBuffer"
+                                                  : "clEnqueueReadBuffer"));
 }
 
 value
 ml_clgc_transfer_bc(value *argv, int argn)
 {
-    ML_STUB;
     (void)argn;
     return ml_clgc_transfer(argv[0], argv[1], argv[2], argv[3], argv[4],
                             argv[5], argv[6]);

@@ -344,8 +344,10 @@ clgc_ml_kernel_ready(value kernel, const char *who)
 }
 
 /* set_arg kernel index arg: arg is Clgc.arg (the order of its
- * constructors: Mem, Int32, Int64, Float32, Float64, Local, Bytes),
- * checked and held by the kernel's argument table (clgc/binding.h). */
+ * constructors: Mem, Int32, Int64, Float32, Float64, Local, Raw,
+ * Sampler), checked and held by the kernel's argument table
+ * (clgc/binding.h), which asks a memory object whether it is a buffer or
+ * an image. */
 value
 ml_clgc_set_arg(value kernel, value index, value arg)
 {
@@ -363,20 +365,26 @@ ml_clgc_set_arg(value kernel, value index, value arg)
     const void *p = &u;
     size_t size;
     char *bytes = NULL;
-    clgc_arg_kind_t given = Tag_val(arg) == 0   ? CLGC_ARG_BUFFER
-                            : Tag_val(arg) == 5 ? CLGC_ARG_LOCAL
-                                                : CLGC_ARG_VALUE;
+    clgc_arg_kind_t given = Tag_val(arg) == 5 ? CLGC_ARG_LOCAL : CLGC_ARG_VALUE;
     cl_int err;
 
     if (i < 0 || i > UINT32_MAX)
         clgc_ml_raise(CL_INVALID_ARG_INDEX, "clSetKernelArg", NULL);
-    err = clgc_kernel_args_check(t, (cl_uint)i, given);
-    if (err != CL_SUCCESS)
+    /* Objects are checked as they are set. */
+    if (Tag_val(arg) != 0 && Tag_val(arg) != 7 &&
+        (err = clgc_kernel_args_check(t, (cl_uint)i, given)) != CL_SUCCESS)
         ml_args_raise(t, err, "Clgc.set_arg");
     switch (Tag_val(arg)) {
     case 0:
         err = clgc_kernel_args_set_mem(
             t, (cl_uint)i, clgc_ml_get(Field(a, 0), ML_MEM, "Clgc.set_arg"));
+        if (err != CL_SUCCESS)
+            ml_args_raise(t, err, "Clgc.set_arg");
+        ML_RETURN(Val_unit);
+    case 7:
+        err = clgc_kernel_args_set_sampler(
+            t, (cl_uint)i,
+            clgc_ml_get(Field(a, 0), ML_SAMPLER, "Clgc.set_arg"));
         if (err != CL_SUCCESS)
             ml_args_raise(t, err, "Clgc.set_arg");
         ML_RETURN(Val_unit);
@@ -403,7 +411,7 @@ ml_clgc_set_arg(value kernel, value index, value arg)
         if (err != CL_SUCCESS)
             ml_args_raise(t, err, "Clgc.set_arg");
         ML_RETURN(Val_unit);
-    default:
+    default: /* Raw */
         size = caml_string_length(a);
         bytes = malloc(size > 0 ? size : 1);
         if (bytes == NULL)

@@ -90,7 +90,7 @@ clgc__light_fence(void)
     if (__atomic_load_n(&clgc__expedited, __ATOMIC_RELAXED))
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
     else
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        clgc__fence();
 }
 
 static void
@@ -98,7 +98,7 @@ clgc__heavy_fence(void)
 {
     if (!__atomic_load_n(&clgc__expedited, __ATOMIC_RELAXED) ||
         clgc__membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        clgc__fence();
 }
 
 static void clgc__holds_exit(void *h);

@@ -34,9 +34,11 @@ clgc_create_command_queue(cl_context context, cl_device_id device,
  * _IMAGE1D_ARRAY or _IMAGE2D_ARRAY, or 0 for the one of n sizes (1D, 2D or
  * 3D). Returns NULL, or what is wrong, a sentence a binding can raise:
  * "an image of this type takes 2 sizes", "not an image type". */
+#if defined(CL_VERSION_1_2) /* cl_image_desc */
 CLGC_EXTERN const char *clgc_image_desc(cl_mem_object_type type,
                                         const size_t *sizes, unsigned n,
                                         cl_image_desc *desc);
+#endif
 
 /* What a transfer of an image's elements needs to know of the image: its
  * extent along each axis of an origin and a region (an array's layers on

@@ -323,21 +323,21 @@ print_learned(void)
         clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof(name), name, NULL);
         if (clgc_wait_driver_info(ids[i], &info) != CLGC_OK)
             continue;
-        printf("%-32s %-8s (short %s, long %s) waits by %-8s prompt %u "
-               "late %u lateness median %.1f us; own wait %s (slept %u, "
-               "busy %u); callbacks tried %u, prompt %u; short waits poll "
-               "%ld us (done %u, missed %u)\n",
-               name, learned_name(info.learned),
-               learned_name(info.learned_short),
-               learned_name(info.learned_long),
-               info.strategy != CLGC_WAIT_BACKOFF ? "callback"
-               : info.own == CLGC_WAIT_OWN_USED   ? "own wait"
-                                                  : "backoff",
-               info.prompt, info.late,
-               info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3,
-               own_name(info.own), info.own_sleeps, info.own_busy, info.tried,
-               info.tried_prompt, info.poll_ns / 1000, info.polls_done,
-               info.polls_missed);
+        printf(
+            "%-32s %-8s (short %s, long %s) waits by %-8s prompt %u "
+            "late %u lateness median %.1f us; own wait %s (slept %u, "
+            "busy %u); callbacks tried %u, prompt %u; short waits poll "
+            "%ld us (%.1f us without, %.1f with; done %u, missed %u)\n",
+            name, learned_name(info.learned), learned_name(info.learned_short),
+            learned_name(info.learned_long),
+            info.strategy != CLGC_WAIT_BACKOFF ? "callback"
+            : info.own == CLGC_WAIT_OWN_USED   ? "own wait"
+                                               : "backoff",
+            info.prompt, info.late,
+            info.lateness_ns < 0 ? -1.0 : info.lateness_ns / 1e3,
+            own_name(info.own), info.own_sleeps, info.own_busy, info.tried,
+            info.tried_prompt, info.poll_ns / 1000, info.short_wait_ns[0] / 1e3,
+            info.short_wait_ns[1] / 1e3, info.polls_done, info.polls_missed);
     }
 }
 

@@ -93,18 +93,20 @@ void clgc__driver_tried(int platform, long wall);
 /* Whether the platform's events are looked at rather than awaited:
  * learned late, or CLGC_WAIT_BACKOFF (the watcher's fast watches). */
 int clgc__driver_looks(int platform);
-/* How long a wait on the platform polls its events before its plan:
- * CLGC__SHORT_POLL_NS while the platform is learned prompt and its last
- * wait was short (under CLGC__LONG_NS), else 0; only under
- * CLGC_WAIT_LEARN. The seed's strategy, for the class of command where it
- * wins: a loop of short launches and waits on PoCL here is a fifth
- * faster so, and a wait for a long command would pay the poll's CPU for
- * nothing (docs/wait.md). Every wait of the platform then tells the
- * learner its poll budget (0: none learned), whether the poll saw the
- * events done, and the wait's wall time. */
+/* How long a wait on the platform polls its events before its plan,
+ * while the platform is learned prompt and its last wait was short (under
+ * CLGC__LONG_NS): CLGC__SHORT_POLL_NS while such waits that polled have
+ * been the faster (the seed's strategy, where it wins: docs/wait.md),
+ * else 0; -1 where the learner does not decide (a long wait before, not
+ * prompt, or not CLGC_WAIT_LEARN). Every wait of the platform then tells
+ * the learner what it answered, whether the poll saw the events done,
+ * the wait's wall time, and whether that time measures the choice (no
+ * budget set by the program, and the events not done at the first
+ * look). */
 #define CLGC__SHORT_POLL_NS 10000L
 long clgc__driver_poll_ns(int platform);
-void clgc__driver_polled(int platform, long budget, int done, long wall);
+void clgc__driver_polled(int platform, long learned, int done, long wall,
+                         int measured);
 /* How late a callback may come and still be prompt: under CLGC__LATE_NS,
  * and under CLGC__LATE_MIN_NS or a quarter of its command's time. */
 #define CLGC__LATE_NS 1000000L

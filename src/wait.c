@@ -299,19 +299,21 @@ clgc__wait_kick(void)
             clgc__slot_wake(&clgc__slots[i]);
 }
 
-/* Poll for the budget; a->start is set to when it began. */
+/* Poll for the budget; a->start is set to when it began, and *first to
+ * whether the first look saw the events done. */
 static int
-clgc__poll(struct clgc__wait_args *a, long budget)
+clgc__poll(struct clgc__wait_args *a, long budget, int *first)
 {
     cl_uint n = a->n;
     const cl_event *events = a->events;
     /* budget <= CLGC_WAIT_POLL_MAX_NS: the sum cannot overflow. */
     long deadline = (a->start = clgc__clock_ns(CLOCK_MONOTONIC)) + budget;
 
-    do {
+    if ((*first = clgc__events_done(n, events)))
+        return 1;
+    while (clgc__clock_ns(CLOCK_MONOTONIC) < deadline)
         if (clgc__events_done(n, events))
             return 1;
-    } while (clgc__clock_ns(CLOCK_MONOTONIC) < deadline);
     return 0;
 }
 
@@ -695,7 +697,7 @@ clgc__wait_body(void *p)
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
     struct clgc__plan plan;
     long budget = atomic_load(&clgc__poll_ns), learned;
-    int platform, done;
+    int platform, done, first;
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret != CL_SUCCESS)
@@ -704,7 +706,7 @@ clgc__wait_body(void *p)
     platform = clgc__driver_of(a->events[0]);
     /* The budget set, or what is learned to win for short commands. */
     learned = clgc__driver_poll_ns(platform);
-    done = clgc__poll(a, learned > budget ? learned : budget);
+    done = clgc__poll(a, learned > budget ? learned : budget, &first);
     if (!done) {
         plan = clgc__driver_plan(platform);
         if (plan.kind == CLGC__PLAN_OWN) {
@@ -729,8 +731,9 @@ clgc__wait_body(void *p)
             clgc__driver_waited(platform,
                                 clgc__clock_ns(CLOCK_MONOTONIC) - a->start);
     }
-    clgc__driver_polled(platform, learned > budget ? learned : 0, done,
-                        clgc__clock_ns(CLOCK_MONOTONIC) - a->start);
+    clgc__driver_polled(platform, learned, done,
+                        clgc__clock_ns(CLOCK_MONOTONIC) - a->start,
+                        budget == 0 && !first);
     clgc__last_path = path;
     a->ret = clgc__events_outcome(a->n, a->events);
     /* A status read as CL_COMPLETE is no synchronization point (OpenCL

@@ -187,9 +187,12 @@ typedef struct clgc_wait_driver_info {
     unsigned tried, tried_prompt;
     /* While prompt: how long a wait that follows a short one (under
      * 200 us) polls its events before it sleeps until the callbacks (0:
-     * none do), and the polls so far that saw the events done and those
-     * that did not (docs/wait.md, "Short commands"). */
+     * none do); the mean wall time of the short waits that did not poll
+     * and of those that did (0: none measured yet), the faster of which
+     * the waits do; and the polls so far that saw the events done and
+     * those that did not (docs/wait.md, "Short commands"). */
     long poll_ns;
+    long short_wait_ns[2];
     unsigned polls_done, polls_missed;
 } clgc_wait_driver_info_t;
 

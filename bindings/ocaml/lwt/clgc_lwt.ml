@@ -28,18 +28,25 @@ let port =
      ignore (Lwt_engine.on_readable (Clgc.port_fd p) (fun _ -> dispatch p));
      p)
 
+(* A cancelled wait leaves its tag behind: the event stays posted (clgc
+   holds it, and the memory of its command, until it completes), and its
+   completion, drained, finds no waiter. *)
 let status ev =
-  let p = Lazy.force port in
-  let t, u = Lwt.wait () in
-  incr next;
-  let tag = !next in
-  Hashtbl.replace pending tag u;
-  (match Clgc.post p ev tag with
-  | () -> ()
-  | exception e ->
-      Hashtbl.remove pending tag;
-      raise e);
-  t
+  match Lazy.force port with
+  | exception e -> Lwt.fail e
+  | p -> (
+      let t, u = Lwt.task () in
+      incr next;
+      let tag = !next in
+      Hashtbl.replace pending tag u;
+      match Clgc.post p ev tag with
+      | () ->
+          Lwt.on_cancel t (fun () -> Hashtbl.remove pending tag);
+          t
+      | exception e ->
+          (* A released event, say: the promise is rejected. *)
+          Hashtbl.remove pending tag;
+          Lwt.fail e)
 
 let wait ev =
   Lwt.bind (status ev) (function

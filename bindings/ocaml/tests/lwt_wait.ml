@@ -48,4 +48,32 @@ let () =
   Lwt_main.run (Lwt.join waits);
   ok (!resolved = 1000) "resolved %d of 1000" !resolved;
   pass "1000 waits at once";
+
+  (* Cancelled: the promise is rejected at once, the command runs on and
+     its completion finds no waiter; the port serves the next waits. *)
+  let gate = Clgc.user_event context in
+  let ev = Clgc.launch ~wait:[ gate ] q k [| n |] in
+  let dst = floats n (fun _ -> -1.) in
+  let rd = Clgc.read ~blocking:false ~wait:[ ev ] q (Clgc.buffer context (4 * n)) dst in
+  let w = Clgc_lwt.wait rd in
+  Lwt.cancel w;
+  ok (Lwt.state w = Lwt.Fail Lwt.Canceled) "a cancelled wait is rejected with Canceled";
+  Gc.full_major ();
+  Clgc.set_complete gate;
+  Lwt_main.run (Clgc_lwt.wait ev);
+  Clgc.wait [ rd ];
+  ok (Clgc.status rd = Clgc.Complete) "the cancelled wait's command ran on";
+  ok (dst.{0} <> -1.) "into the kept Bigarray";
+  Lwt_main.run (Clgc_lwt.wait (Clgc.launch q k [| n |]));
+  pass "a cancelled wait detaches";
+
+  (* A released event: a rejected promise, not an exception at the call. *)
+  let e = Clgc.user_event context in
+  Clgc.release e;
+  let p = Clgc_lwt.wait e in
+  (match Lwt.state p with
+  | Lwt.Fail (Clgc.Error _) -> ()
+  | Lwt.Fail x -> fail "a released event's wait: %s" (Printexc.to_string x)
+  | _ -> fail "a released event's wait was not rejected");
+  pass "a released event rejects";
   Clgc.finish q

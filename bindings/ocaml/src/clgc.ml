@@ -60,7 +60,7 @@ let plain h = { h }
 external platforms_ : unit -> handle array = "ml_clgc_platforms"
 external devices_ : handle -> int64 -> handle array = "ml_clgc_devices"
 external context_ : handle array -> handle = "ml_clgc_context"
-external queue_ : handle -> handle -> bool -> handle = "ml_clgc_queue"
+external queue_ : handle -> handle -> int64 -> handle = "ml_clgc_queue"
 
 let platforms () = Array.map plain (platforms_ ())
 
@@ -79,7 +79,10 @@ let devices ?(kind = `All) p =
   Array.map plain (devices_ p.h bits)
 
 let context devices = own (context_ (Array.map (fun d -> d.h) devices))
-let queue ?(profiling = false) c d = own (queue_ c.h d.h profiling)
+(* CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE (1), CL_QUEUE_PROFILING_ENABLE (2) *)
+let queue ?(profiling = false) ?(out_of_order = false) c d =
+  let bits = Int64.logor (if out_of_order then 1L else 0L) (if profiling then 2L else 0L) in
+  own (queue_ c.h d.h bits)
 
 type info =
   | String of string
@@ -94,7 +97,10 @@ type info =
   | Handles of nativeint array
   | Bytes of string
 
-external info_ : handle -> string -> string -> handle option -> info = "ml_clgc_info"
+(* What some families take besides the object (clgc_info_extra_t). *)
+type extra = Device of handle | Arg_index of int
+
+external info_ : handle -> string -> string -> extra option -> info = "ml_clgc_info"
 
 let family o =
   match kind o.h with
@@ -109,7 +115,9 @@ let family o =
   | _ -> "cl_event_info"
 
 let info o q = info_ o.h (family o) q None
-let build_info p d q = info_ p.h "cl_program_build_info" q (Some d.h)
+let build_info p d q = info_ p.h "cl_program_build_info" q (Some (Device d.h))
+let work_group_info k d q = info_ k.h "cl_kernel_work_group_info" q (Some (Device d.h))
+let arg_info k i q = info_ k.h "cl_kernel_arg_info" q (Some (Arg_index i))
 
 let string_info o q =
   match info o q with
@@ -257,6 +265,38 @@ let launch ?(local = [||]) ?(wait = []) q k global =
   own (launch_ q.h k.h global local (handles wait))
 
 let wait events = wait_ (handles events)
+
+external marker_ : handle -> bool -> handle list -> handle = "ml_clgc_marker"
+
+let marker ?(wait = []) q = own (marker_ q.h false (handles wait))
+let barrier ?(wait = []) q = own (marker_ q.h true (handles wait))
+
+external sub_buffer_ : handle -> int64 -> int -> int -> handle = "ml_clgc_sub_buffer"
+
+external fill_ : handle -> handle -> string -> int -> int -> handle list -> handle
+  = "ml_clgc_fill_bc" "ml_clgc_fill"
+
+external copy_ : handle -> handle -> handle -> int -> int -> int -> handle list -> handle
+  = "ml_clgc_copy_bc" "ml_clgc_copy"
+
+let sub_buffer ?(access = `Read_write) m ~origin ~size =
+  own (sub_buffer_ m.h (access_bits access) origin size)
+
+let fill ?(offset = 0) ?size ?(wait = []) q m pattern =
+  let size =
+    match size with
+    | Some s -> s
+    | None -> (match info m "size" with Int s -> Int64.to_int s - offset | _ -> 0)
+  in
+  own (fill_ q.h m.h pattern offset size (handles wait))
+
+let copy ?(src_offset = 0) ?(dst_offset = 0) ?size ?(wait = []) q ~src ~dst =
+  let size =
+    match size with
+    | Some s -> s
+    | None -> (match info src "size" with Int s -> Int64.to_int s - src_offset | _ -> 0)
+  in
+  own (copy_ q.h src.h dst.h src_offset dst_offset size (handles wait))
 let flush q = queue_call q.h false
 let finish q = queue_call q.h true
 let user_event c = own (user_event_ c.h)

@@ -53,7 +53,7 @@ val devices : ?kind:device_type -> platform -> device array
     it has none. *)
 
 val context : device array -> context
-val queue : ?profiling:bool -> context -> device -> queue
+val queue : ?profiling:bool -> ?out_of_order:bool -> context -> device -> queue
 (** A command queue on any OpenCL version; [profiling] enables
     {!profile}. *)
 
@@ -102,6 +102,15 @@ val build : ?options:string -> ?notify:(unit -> unit) -> program -> unit
     the next {!wait} or {!finish}. *)
 
 val build_log : program -> device -> string
+
+val work_group_info : kernel -> device -> string -> info
+(** [clGetKernelWorkGroupInfo] ("work-group-size",
+    "preferred-work-group-size-multiple", ...), as {!info}. *)
+
+val arg_info : kernel -> int -> string -> info
+(** [clGetKernelArgInfo] of argument [i] ("name", "type-name",
+    "address-qualifier", ...), as {!info}; programs are built with
+    [-cl-kernel-arg-info] (see {!build}). *)
 
 val binaries : program -> (device * string) array
 (** What a built program was compiled into, for each of its devices, in
@@ -166,6 +175,22 @@ val read :
   ?blocking:bool -> ?offset:int -> ?wait:event list -> queue -> mem -> (_, _) bigarray -> event
 (** Read into the whole Bigarray, as {!write}. *)
 
+val sub_buffer : ?access:access -> mem -> origin:int -> size:int -> mem
+(** A region of a buffer: [size] bytes at [origin], which must be aligned
+    as the device says ("mem-base-addr-align"); OpenCL keeps the buffer
+    alive for it. A region past the buffer's end raises {!Error}
+    [CL_INVALID_VALUE]; an image, [Invalid_argument]. *)
+
+val fill : ?offset:int -> ?size:int -> ?wait:event list -> queue -> mem -> string -> event
+(** Fill [size] bytes (the rest of the buffer from [offset] by default)
+    with repeats of the pattern, 1 to 128 bytes (a power of two OpenCL
+    accepts: 1, 2, 4, ...; the offset and size multiples of it). *)
+
+val copy :
+  ?src_offset:int -> ?dst_offset:int -> ?size:int -> ?wait:event list -> queue -> src:mem ->
+  dst:mem -> event
+(** Copy [size] bytes (the rest of [src] by default) between buffers. *)
+
 (** {1 Images and samplers} *)
 
 type image_type = [ `Image1d | `Image2d | `Image3d | `Image1d_array | `Image2d_array ]
@@ -226,6 +251,13 @@ val wait : event list -> unit
 (** clgc's cooperative wait: other threads run meanwhile. Raises {!Error}
     ([CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST]) if a command failed,
     and {!Callback_failed} for what a callback raised. *)
+
+val marker : ?wait:event list -> queue -> event
+(** An event that completes once the events in [wait] have, or, with
+    none, every command enqueued before it. *)
+
+val barrier : ?wait:event list -> queue -> event
+(** A marker that also holds the queue's later commands until then. *)
 
 val flush : queue -> unit
 val finish : queue -> unit

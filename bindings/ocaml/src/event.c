@@ -119,6 +119,28 @@ ml_clgc_queue_call(value queue, value finish)
     ML_RETURN(Val_unit);
 }
 
+/* marker queue barrier wait: an event that completes once the events in
+ * wait (all of the queue's commands before it, if none) have; a barrier
+ * also holds the queue's later commands until then. */
+value
+ml_clgc_marker(value queue, value barrier, value wait)
+{
+    CAMLparam3(queue, barrier, wait);
+    ML_STUB;
+    const char *who = Bool_val(barrier) ? "Clgc.barrier" : "Clgc.marker";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    cl_uint n;
+    cl_event *w = clgc_ml_events(wait, &n, who), ev = NULL;
+    cl_int err = Bool_val(barrier)
+                     ? clgc_clEnqueueBarrierWithWaitList(q, n, w, &ev)
+                     : clgc_clEnqueueMarkerWithWaitList(q, n, w, &ev);
+
+    free(w);
+    ML_CHECK(err, Bool_val(barrier) ? "clEnqueueBarrierWithWaitList"
+                                    : "clEnqueueMarkerWithWaitList");
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+}
+
 value
 ml_clgc_user_event(value context)
 {

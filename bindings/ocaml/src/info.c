@@ -168,8 +168,9 @@ ml_info_value(const clgc_info_t *q, const unsigned char *buf, size_t size)
     }
 }
 
-/* info object family query device: device is the record of a device, or
- * () for families that take none. */
+/* info object family query extra: extra is None for the families that
+ * take nothing more, or Some of Clgc's extra: Device of a device (tag 0)
+ * or Arg_index of an index (tag 1). */
 value
 ml_clgc_info(value object, value family, value query, value device)
 {
@@ -196,8 +197,16 @@ ml_clgc_info(value object, value family, value query, value device)
     }
     if (q->type == CLGC_INFO_BINARIES)
         caml_invalid_argument("Clgc.info: binaries are not an info value");
-    if (Is_block(device))
-        extra.device = clgc_ml_get(Field(device, 0), ML_DEVICE, "Clgc.info");
+    if (Is_block(device) && Tag_val(Field(device, 0)) == 0)
+        extra.device =
+            clgc_ml_get(Field(Field(device, 0), 0), ML_DEVICE, "Clgc.info");
+    else if (Is_block(device)) {
+        intnat i = Long_val(Field(Field(device, 0), 0));
+
+        if (i < 0 || i > UINT32_MAX)
+            clgc_ml_raise(CL_INVALID_ARG_INDEX, f->command, q->name);
+        extra.arg_index = (uint32_t)i;
+    }
     clgc_ml_get(object, (enum ml_kind)h->kind, "Clgc.info");
     err = clgc_info_get(f, Handle_val(object)->h, &extra, q->value, 0, NULL,
                         &size);

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clgc_ml.h"
 
@@ -197,4 +198,108 @@ ml_clgc_transfer_bc(value *argv, int argn)
     (void)argn;
     return ml_clgc_transfer(argv[0], argv[1], argv[2], argv[3], argv[4],
                             argv[5], argv[6]);
+}
+
+/* sub_buffer mem flags origin size: a region of a buffer (OpenCL keeps the
+ * parent alive for it). A region past the parent's end, or an origin not
+ * aligned as the device asks, is OpenCL's error. */
+value
+ml_clgc_sub_buffer(value mem, value flags, value origin, value size)
+{
+    CAMLparam4(mem, flags, origin, size);
+    ML_STUB;
+    void *m = clgc_ml_get(mem, ML_MEM, "Clgc.sub_buffer");
+    cl_buffer_region r;
+    cl_mem s;
+    cl_int err;
+
+    if (Long_val(origin) < 0 || Long_val(size) < 0)
+        caml_invalid_argument("Clgc.sub_buffer: a negative origin or size");
+    if (clgc_mem_kind(m) != CLGC_ARG_BUFFER)
+        caml_invalid_argument("Clgc.sub_buffer: an image, not a buffer");
+    r.origin = (size_t)Long_val(origin);
+    r.size = (size_t)Long_val(size);
+    s = clgc_clCreateSubBuffer(m, (cl_mem_flags)Int64_val(flags),
+                               CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    ML_CHECK(err, "clCreateSubBuffer");
+    ML_RETURN(clgc_ml_wrap(ML_MEM, s));
+}
+
+/* fill queue mem pattern offset size wait: the pattern's bytes (a copy:
+ * the call lets the lock go) over size bytes at offset. */
+value
+ml_clgc_fill(value queue, value mem, value pattern, value offset, value size,
+             value wait)
+{
+    CAMLparam5(queue, mem, pattern, offset, size);
+    CAMLxparam1(wait);
+    ML_STUB;
+    const char *who = "Clgc.fill";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *m = clgc_ml_get(mem, ML_MEM, who);
+    size_t n = caml_string_length(pattern);
+    unsigned char p[128];
+    cl_uint nw;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    if (Long_val(offset) < 0 || Long_val(size) < 0)
+        caml_invalid_argument("Clgc.fill: a negative offset or size");
+    if (n == 0 || n > sizeof(p))
+        caml_invalid_argument("Clgc.fill: a pattern of 1 to 128 bytes");
+    if (clgc_mem_kind(m) != CLGC_ARG_BUFFER)
+        caml_invalid_argument("Clgc.fill: an image, not a buffer");
+    memcpy(p, String_val(pattern), n);
+    w = clgc_ml_events(wait, &nw, who);
+    err = clgc_clEnqueueFillBuffer(q, m, p, n, (size_t)Long_val(offset),
+                                   (size_t)Long_val(size), nw, w, &ev);
+    free(w);
+    ML_CHECK(err, "clEnqueueFillBuffer");
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+value
+ml_clgc_fill_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_fill(argv[0], argv[1], argv[2], argv[3], argv[4], argv[5]);
+}
+
+/* copy queue src dst src_offset dst_offset size wait */
+value
+ml_clgc_copy(value queue, value src, value dst, value src_offset,
+             value dst_offset, value size, value wait)
+{
+    CAMLparam5(queue, src, dst, src_offset, dst_offset);
+    CAMLxparam2(size, wait);
+    ML_STUB;
+    const char *who = "Clgc.copy";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *s = clgc_ml_get(src, ML_MEM, who);
+    void *d = clgc_ml_get(dst, ML_MEM, who);
+    cl_uint nw;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    if (Long_val(src_offset) < 0 || Long_val(dst_offset) < 0 ||
+        Long_val(size) < 0)
+        caml_invalid_argument("Clgc.copy: a negative offset or size");
+    if (clgc_mem_kind(s) != CLGC_ARG_BUFFER ||
+        clgc_mem_kind(d) != CLGC_ARG_BUFFER)
+        caml_invalid_argument("Clgc.copy: an image, not a buffer");
+    w = clgc_ml_events(wait, &nw, who);
+    err = clgc_clEnqueueCopyBuffer(q, s, d, (size_t)Long_val(src_offset),
+                                   (size_t)Long_val(dst_offset),
+                                   (size_t)Long_val(size), nw, w, &ev);
+    free(w);
+    ML_CHECK(err, "clEnqueueCopyBuffer");
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+value
+ml_clgc_copy_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_copy(argv[0], argv[1], argv[2], argv[3], argv[4], argv[5],
+                        argv[6]);
 }

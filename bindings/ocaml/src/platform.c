@@ -105,20 +105,22 @@ ml_clgc_context(value devices)
     ML_RETURN(clgc_ml_wrap(ML_CONTEXT, c));
 }
 
-/* queue context device profiling */
+/* queue context device properties: CL_QUEUE_PROPERTIES' bits
+ * (profiling, out of order), through clgc_create_command_queue, which
+ * takes them on any OpenCL version. */
 value
-ml_clgc_queue(value context, value device, value profiling)
+ml_clgc_queue(value context, value device, value properties)
 {
-    CAMLparam3(context, device, profiling);
+    CAMLparam3(context, device, properties);
     ML_STUB;
     void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.queue");
     void *d = clgc_ml_get(device, ML_DEVICE, "Clgc.queue");
-    cl_ulong props[3] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_ulong props[3] = {CL_QUEUE_PROPERTIES, (cl_ulong)Int64_val(properties),
+                         0};
     cl_command_queue q;
     cl_int err;
 
-    q = clgc_create_command_queue(c, d, Bool_val(profiling) ? props : NULL,
-                                  &err);
+    q = clgc_create_command_queue(c, d, props[1] != 0 ? props : NULL, &err);
     ML_CHECK(err, "clCreateCommandQueueWithProperties");
     ML_RETURN(clgc_ml_wrap(ML_QUEUE, q));
 }

@@ -148,4 +148,39 @@ let () =
   ignore (Clgc.read q y back);
   ok (back.{3} = 7.) "a program from binaries computes: %g" back.{3};
   pass "binaries";
+
+  (* Fill, copy, a sub-buffer; markers and barriers; an out-of-order
+     queue; a kernel's work-group and argument info. *)
+  let a = Clgc.buffer context 64 and b = Clgc.buffer context 64 in
+  ignore (Clgc.fill q a "\x00\x00\x80\x3f");
+  (* 1.0f, little endian *)
+  ignore (Clgc.fill ~offset:32 ~size:16 q a "\x00\x00\x00\x40");
+  ignore (Clgc.copy q ~src:a ~dst:b);
+  let back = floats 16 (fun _ -> 0.) in
+  ignore (Clgc.read q b back);
+  ok (back.{0} = 1. && back.{8} = 2. && back.{11} = 2. && back.{12} = 1.) "fill and copy";
+  let sub = Clgc.sub_buffer a ~origin:0 ~size:32 in
+  ok (Clgc.int_info sub "size" = 32) "a sub-buffer's size";
+  let part = floats 8 (fun _ -> 0.) in
+  ignore (Clgc.read q sub part);
+  ok (part.{7} = 1.) "a sub-buffer reads its parent";
+  let gate = Clgc.user_event context in
+  let f = Clgc.fill ~wait:[ gate ] q b "\x00\x00\x40\x40" in
+  let m = Clgc.marker q in
+  let bar = Clgc.barrier ~wait:[ f ] q in
+  ok (Clgc.status m <> Clgc.Complete) "a marker waits for the commands before it";
+  Clgc.set_complete gate;
+  Clgc.wait [ m; bar ];
+  ok (Clgc.status f = Clgc.Complete) "the barrier's command is done";
+  let ooo = Clgc.queue ~out_of_order:true context device in
+  (match Clgc.info ooo "properties" with
+  | Clgc.Flags fl -> ok (List.mem "CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE" fl) "out of order"
+  | _ -> fail "queue properties are no bitfield");
+  ok
+    (match Clgc.work_group_info k2 device "work-group-size" with
+    | Clgc.Int n -> n >= 1L
+    | _ -> false)
+    "a kernel's work-group size";
+  ok (Clgc.arg_info k2 1 "name" = Clgc.String "x") "argument 1 is called x";
+  pass "fill, copy, sub-buffers, markers, queues, kernel info";
   Clgc.finish q

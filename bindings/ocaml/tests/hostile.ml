@@ -213,6 +213,16 @@ let () =
   Clgc.build (from bin);
   pass "binaries cut short";
 
+  (* Regions and patterns out of bounds. *)
+  let b = Clgc.buffer context 64 in
+  ignore (raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.sub_buffer b ~origin:0 ~size:128));
+  invalid "a negative sub-buffer" (fun () -> Clgc.sub_buffer b ~origin:(-1) ~size:4);
+  invalid "an empty pattern" (fun () -> Clgc.fill q b "");
+  ignore (raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.fill ~size:128 q b "\000\000\000\000"));
+  ignore (raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.copy ~size:128 q ~src:b ~dst:b));
+  cl_error "an argument index past the last" (fun () -> Clgc.arg_info k2 9 "name");
+  pass "regions and patterns";
+
   (* Callbacks that release their own event and run the collector on
      PoCL's thread: the releases wait for a thread of the program's. *)
   let gate = Clgc.user_event context in

@@ -147,6 +147,17 @@ let build ?(options = "") ?notify p =
   | Some f -> build_notify_ p.h options f
 let build_log p d = build_log_ p.h d.h
 
+external compile_ : handle -> string -> (string * handle) array -> unit = "ml_clgc_compile"
+external link_ : handle -> string -> handle array -> bool -> handle = "ml_clgc_link"
+
+(* -cl-kernel-arg-info, as build gives it. *)
+let compile ?(options = "") ?(headers = []) p =
+  compile_ p.h (options ^ " -cl-kernel-arg-info")
+    (Array.of_list (List.map (fun (name, h) -> (name, h.h)) headers))
+
+let link ?(options = "") ?(library = false) c programs =
+  own (link_ c.h options (Array.of_list (List.map (fun p -> p.h) programs)) library)
+
 external binaries_ : handle -> (handle * string) array = "ml_clgc_binaries"
 external program_of_binaries_ : handle -> (handle * string) array -> handle
   = "ml_clgc_program_of_binaries"

@@ -112,6 +112,18 @@ val arg_info : kernel -> int -> string -> info
     "address-qualifier", ...), as {!info}; programs are built with
     [-cl-kernel-arg-info] (see {!build}). *)
 
+val compile : ?options:string -> ?headers:(string * program) list -> program -> unit
+(** Compile a program from source without linking it ([clCompileProgram]),
+    each header a program from source that [#include "name"] finds by
+    that name. A compile error raises {!Error}
+    [CL_COMPILE_PROGRAM_FAILURE] with the logs in [detail]. *)
+
+val link : ?options:string -> ?library:bool -> context -> program list -> program
+(** Link compiled programs (and libraries) into a program whose kernels
+    can be made, or into a library with [~library:true]
+    ([-create-library]). A link error raises {!Error}
+    ([CL_LINK_PROGRAM_FAILURE]). *)
+
 val binaries : program -> (device * string) array
 (** What a built program was compiled into, for each of its devices, in
     the program's device order (an empty string for a device it was not

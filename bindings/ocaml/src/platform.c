@@ -273,6 +273,99 @@ ml_clgc_build(value program, value options)
     ML_RETURN(Val_unit);
 }
 
+/* compile program options headers: headers is an array of (include
+ * name, program); the names are copied (the call lets the lock go), and
+ * one with a NUL inside is refused. */
+value
+ml_clgc_compile(value program, value options, value headers)
+{
+    CAMLparam3(program, options, headers);
+    ML_STUB;
+    const char *who = "Clgc.compile";
+    void *p = clgc_ml_get(program, ML_PROGRAM, who);
+    cl_uint n = (cl_uint)Wosize_val(headers);
+    cl_program *hs = calloc(n + 1, sizeof(*hs));
+    char **names = calloc(n + 1, sizeof(*names));
+    char *opts;
+    cl_int err = CL_SUCCESS;
+
+    if (hs == NULL || names == NULL) {
+        free(hs);
+        free(names);
+        caml_raise_out_of_memory();
+    }
+    for (cl_uint i = 0; i < n; i++) {
+        value pair = Field(headers, i);
+
+        hs[i] = clgc_ml_get(Field(pair, 1), ML_PROGRAM, who);
+        if (!caml_string_is_c_safe(Field(pair, 0)))
+            err = CL_INVALID_VALUE;
+        else if ((names[i] = strdup(String_val(Field(pair, 0)))) == NULL)
+            err = CL_OUT_OF_HOST_MEMORY;
+    }
+    if (err == CL_INVALID_VALUE) {
+        for (cl_uint i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        free(hs);
+        caml_invalid_argument("Clgc.compile: a header name with a NUL inside");
+    }
+    opts = clgc_ml_strdup(options);
+    if (err == CL_SUCCESS)
+        err = clgc_clCompileProgram(p, 0, NULL, opts, n, n > 0 ? hs : NULL,
+                                    n > 0 ? (const char **)names : NULL, NULL,
+                                    NULL);
+    free(opts);
+    for (cl_uint i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(hs);
+    if (err != CL_SUCCESS)
+        clgc_ml_raise_owned(err, "clCompileProgram", clgc_ml_build_logs(p));
+    ML_RETURN(Val_unit);
+}
+
+/* link context options programs library: a program (an executable, or a
+ * library with library) of the compiled programs. */
+value
+ml_clgc_link(value context, value options, value programs, value library)
+{
+    CAMLparam4(context, options, programs, library);
+    ML_STUB;
+    const char *who = "Clgc.link";
+    void *c = clgc_ml_get(context, ML_CONTEXT, who);
+    cl_uint n = (cl_uint)Wosize_val(programs);
+    cl_program *ps = calloc(n + 1, sizeof(*ps)), p;
+    char *opts, *all;
+    size_t len;
+    cl_int err;
+
+    if (ps == NULL)
+        caml_raise_out_of_memory();
+    for (cl_uint i = 0; i < n; i++)
+        ps[i] = clgc_ml_get(Field(programs, i), ML_PROGRAM, who);
+    opts = clgc_ml_strdup(options);
+    len = strlen(opts);
+    if ((all = malloc(len + 20)) == NULL) {
+        free(opts);
+        free(ps);
+        caml_raise_out_of_memory();
+    }
+    snprintf(all, len + 20, "%s%s", opts,
+             Bool_val(library) ? " -create-library" : "");
+    free(opts);
+    p = clgc_clLinkProgram(c, 0, NULL, all, n, n > 0 ? ps : NULL, NULL, NULL,
+                           &err);
+    free(all);
+    free(ps);
+    if (err != CL_SUCCESS) {
+        if (p != NULL)
+            clgc_clReleaseProgram(p);
+        clgc_ml_raise(err, "clLinkProgram", NULL);
+    }
+    ML_RETURN(clgc_ml_wrap(ML_PROGRAM, p));
+}
+
 value
 ml_clgc_build_log(value program, value device)
 {

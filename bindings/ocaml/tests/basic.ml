@@ -183,4 +183,32 @@ let () =
     "a kernel's work-group size";
   ok (Clgc.arg_info k2 1 "name" = Clgc.String "x") "argument 1 is called x";
   pass "fill, copy, sub-buffers, markers, queues, kernel info";
+
+  (* Separate compilation: a header, a library, a program linked with
+     it. *)
+  let header = Clgc.program context "float twice(float x);" in
+  let lib_src = Clgc.program context "float twice(float x) { return 2.0f * x; }" in
+  Clgc.compile lib_src;
+  let lib = Clgc.link ~library:true context [ lib_src ] in
+  let main =
+    Clgc.program context
+      {|#include "twice.h"
+        __kernel void t(__global float *y) { y[get_global_id(0)] = twice(y[get_global_id(0)]); }|}
+  in
+  Clgc.compile ~headers:[ ("twice.h", header) ] main;
+  let linked = Clgc.link context [ main; lib ] in
+  let kt = Clgc.kernel linked "t" in
+  let y = Clgc.buffer_of ~copy:true context (floats 4 float_of_int) in
+  Clgc.set_args kt [ Clgc.Mem y ];
+  Clgc.wait [ Clgc.launch q kt [| 4 |] ];
+  let back = floats 4 (fun _ -> 0.) in
+  ignore (Clgc.read q y back);
+  ok (back.{3} = 6.) "a linked program computes: %g" back.{3};
+  let bad = Clgc.program context "__kernel void f(__global int *x) { x[0] = y; }" in
+  let e = raises_cl "CL_COMPILE_PROGRAM_FAILURE" (fun () -> Clgc.compile bad) in
+  ok (String.length e.detail > 0) "a compile error carries the log";
+  (match Clgc.compile ~headers:[ ("a\000b", header) ] main with
+  | () -> fail "a header name with a NUL was taken"
+  | exception Invalid_argument _ -> ());
+  pass "compile and link";
   Clgc.finish q

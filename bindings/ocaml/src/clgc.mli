@@ -41,10 +41,12 @@ val release : _ t -> unit
     call uses the object takes effect when that call returns. *)
 
 val released : _ t -> bool
+(** Whether {!release} was called on the object. *)
 
 (** {1 Platforms, devices, contexts, queues} *)
 
 val platforms : unit -> platform array
+(** The loader's platforms, in its order. *)
 
 type device_type = [ `All | `Cpu | `Gpu | `Accelerator | `Default ]
 
@@ -102,6 +104,8 @@ val build : ?options:string -> ?notify:(unit -> unit) -> program -> unit
     the next {!wait} or {!finish}. *)
 
 val build_log : program -> device -> string
+(** The device's build log ([CL_PROGRAM_BUILD_LOG]): a failed {!build}'s
+    {!Error} has every device's in [detail] already. *)
 
 val work_group_info : kernel -> device -> string -> info
 (** [clGetKernelWorkGroupInfo] ("work-group-size",
@@ -137,6 +141,9 @@ val program_of_binaries : context -> (device * string) list -> program
     the driver's, or one of PoCL's cut short (which would abort the
     process in PoCL), [CL_INVALID_BINARY]. *)
 val kernel : program -> string -> kernel
+(** The kernel of that name of a built program; {!Error}
+    [CL_INVALID_KERNEL_NAME] if it has none, [Invalid_argument] for a name
+    with a NUL inside. *)
 
 type arg =
   | Mem of mem
@@ -227,6 +234,8 @@ val image_formats : ?access:access -> ?kind:image_type -> context -> format list
     ([`Image2d]), by the registry's names. *)
 
 val is_image : mem -> bool
+(** Whether the memory object is an image, not a buffer (the library's
+    [clgc_mem_kind]). *)
 
 val image_info : mem -> string -> info
 (** [clGetImageInfo] ("width", "CL_IMAGE_FORMAT", ...), as {!info};
@@ -272,17 +281,26 @@ val barrier : ?wait:event list -> queue -> event
 (** A marker that also holds the queue's later commands until then. *)
 
 val flush : queue -> unit
+(** Hand the queue's commands to the device ([clFlush]). *)
+
 val finish : queue -> unit
+(** Wait until every command of the queue has completed ([clFinish], the
+    runtime lock let go meanwhile); raises {!Callback_failed} as {!wait}
+    does. *)
 
 val user_event : context -> event
+(** An event the program completes ({!set_complete}) or fails
+    ({!set_failed}): a gate for the commands that wait for it. *)
 
 val set_complete : event -> unit
+(** Complete a user event. *)
 val set_failed : event -> int -> unit
 (** Fail a user event with a negative status. *)
 
 type status = Queued | Submitted | Running | Complete | Failed of int
 
 val status : event -> status
+(** The command's status now ([CL_EVENT_COMMAND_EXECUTION_STATUS]). *)
 
 val on_status : ?status:[ `Complete | `Running | `Submitted ] -> event -> (status -> unit) -> unit
 (** Call the closure once the event reaches that status ([`Complete] by

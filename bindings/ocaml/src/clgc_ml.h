@@ -85,6 +85,11 @@ value clgc_ml_wrap(enum ml_kind kind, void *h);
  * object's CL_INVALID_* error if released); held until the thread's next
  * stub. */
 void *clgc_ml_get(value v, enum ml_kind kind, const char *who);
+/* The handle of Clgc.mem v, held as clgc_ml_get holds it, which must be
+ * a buffer (kind CLGC_ARG_BUFFER) or an image (CLGC_ARG_IMAGE):
+ * Invalid_argument naming both otherwise (clgc_mem_kind), before OpenCL
+ * reads one as the other. */
+void *clgc_ml_get_mem(value v, clgc_arg_kind_t kind, const char *who);
 /* Release a handle of kind through clgc (in a safe region), or later on
  * a thread of the program's. */
 void clgc_ml_release_handle(enum ml_kind kind, void *h);

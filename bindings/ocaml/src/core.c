@@ -226,6 +226,22 @@ clgc_ml_get(value v, enum ml_kind kind, const char *who)
     return kind == ML_KERNEL ? ((struct ml_kernel *)obj)->k : obj;
 }
 
+void *
+clgc_ml_get_mem(value v, clgc_arg_kind_t kind, const char *who)
+{
+    void *m = clgc_ml_get(v, ML_MEM, who);
+
+    if (clgc_mem_kind(m) != kind) {
+        char message[160];
+
+        snprintf(message, sizeof(message), "%s: %s", who,
+                 kind == CLGC_ARG_BUFFER ? "an image, not a buffer"
+                                         : "a buffer, not an image");
+        caml_invalid_argument(message);
+    }
+    return m;
+}
+
 void
 clgc_ml_release_handle(enum ml_kind kind, void *h)
 {

@@ -147,7 +147,7 @@ ml_clgc_image_transfer(value queue, value image, value ba, value origin,
     ML_STUB;
     const char *who = Bool_val(write) ? "Clgc.write_image" : "Clgc.read_image";
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
-    void *m = clgc_ml_get(image, ML_MEM, who);
+    void *m = clgc_ml_get_mem(image, CLGC_ARG_IMAGE, who);
     cl_bool block = Bool_val(blocking) ? CL_TRUE : CL_FALSE;
     clgc_image_shape_t shape;
     size_t o[3], r[3], box[3], bytes = 0;
@@ -156,10 +156,6 @@ ml_clgc_image_transfer(value queue, value image, value ba, value origin,
     cl_event *w, ev = NULL;
     cl_int err;
 
-    if (clgc_mem_kind(m) != CLGC_ARG_IMAGE)
-        caml_invalid_argument(Bool_val(write)
-                                  ? "Clgc.write_image: a buffer, not an image"
-                                  : "Clgc.read_image: a buffer, not an image");
     ML_CHECK(clgc_image_shape(m, &shape), "clGetImageInfo");
     ml_opt_sizes(origin, o, 0, who);
     wrong = clgc_image_box(

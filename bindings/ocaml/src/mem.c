@@ -169,7 +169,7 @@ ml_clgc_transfer(value queue, value mem, value ba, value offset, value blocking,
     ML_STUB;
     const char *who = Bool_val(write) ? "Clgc.write" : "Clgc.read";
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
-    void *m = clgc_ml_get(mem, ML_MEM, who);
+    void *m = clgc_ml_get_mem(mem, CLGC_ARG_BUFFER, who);
     cl_bool block = Bool_val(blocking) ? CL_TRUE : CL_FALSE;
     cl_uint n;
     cl_event *w, ev = NULL;
@@ -208,15 +208,13 @@ ml_clgc_sub_buffer(value mem, value flags, value origin, value size)
 {
     CAMLparam4(mem, flags, origin, size);
     ML_STUB;
-    void *m = clgc_ml_get(mem, ML_MEM, "Clgc.sub_buffer");
+    void *m = clgc_ml_get_mem(mem, CLGC_ARG_BUFFER, "Clgc.sub_buffer");
     cl_buffer_region r;
     cl_mem s;
     cl_int err;
 
     if (Long_val(origin) < 0 || Long_val(size) < 0)
         caml_invalid_argument("Clgc.sub_buffer: a negative origin or size");
-    if (clgc_mem_kind(m) != CLGC_ARG_BUFFER)
-        caml_invalid_argument("Clgc.sub_buffer: an image, not a buffer");
     r.origin = (size_t)Long_val(origin);
     r.size = (size_t)Long_val(size);
     s = clgc_clCreateSubBuffer(m, (cl_mem_flags)Int64_val(flags),
@@ -236,7 +234,7 @@ ml_clgc_fill(value queue, value mem, value pattern, value offset, value size,
     ML_STUB;
     const char *who = "Clgc.fill";
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
-    void *m = clgc_ml_get(mem, ML_MEM, who);
+    void *m = clgc_ml_get_mem(mem, CLGC_ARG_BUFFER, who);
     size_t n = caml_string_length(pattern);
     unsigned char p[128];
     cl_uint nw;
@@ -247,8 +245,6 @@ ml_clgc_fill(value queue, value mem, value pattern, value offset, value size,
         caml_invalid_argument("Clgc.fill: a negative offset or size");
     if (n == 0 || n > sizeof(p))
         caml_invalid_argument("Clgc.fill: a pattern of 1 to 128 bytes");
-    if (clgc_mem_kind(m) != CLGC_ARG_BUFFER)
-        caml_invalid_argument("Clgc.fill: an image, not a buffer");
     memcpy(p, String_val(pattern), n);
     w = clgc_ml_events(wait, &nw, who);
     err = clgc_clEnqueueFillBuffer(q, m, p, n, (size_t)Long_val(offset),
@@ -275,8 +271,8 @@ ml_clgc_copy(value queue, value src, value dst, value src_offset,
     ML_STUB;
     const char *who = "Clgc.copy";
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
-    void *s = clgc_ml_get(src, ML_MEM, who);
-    void *d = clgc_ml_get(dst, ML_MEM, who);
+    void *s = clgc_ml_get_mem(src, CLGC_ARG_BUFFER, who);
+    void *d = clgc_ml_get_mem(dst, CLGC_ARG_BUFFER, who);
     cl_uint nw;
     cl_event *w, ev = NULL;
     cl_int err;
@@ -284,9 +280,6 @@ ml_clgc_copy(value queue, value src, value dst, value src_offset,
     if (Long_val(src_offset) < 0 || Long_val(dst_offset) < 0 ||
         Long_val(size) < 0)
         caml_invalid_argument("Clgc.copy: a negative offset or size");
-    if (clgc_mem_kind(s) != CLGC_ARG_BUFFER ||
-        clgc_mem_kind(d) != CLGC_ARG_BUFFER)
-        caml_invalid_argument("Clgc.copy: an image, not a buffer");
     w = clgc_ml_events(wait, &nw, who);
     err = clgc_clEnqueueCopyBuffer(q, s, d, (size_t)Long_val(src_offset),
                                    (size_t)Long_val(dst_offset),

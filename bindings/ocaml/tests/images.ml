@@ -62,6 +62,11 @@ let () =
   invalid "a sampler where the kernel takes a buffer" (fun () -> Clgc.set_arg add 0 (Clgc.Sampler s));
   invalid "read_image of a buffer" (fun () -> Clgc.read_image q buf back);
   invalid "write_image of a buffer" (fun () -> Clgc.write_image q buf back);
+  invalid "read of an image" (fun () -> Clgc.read q img back);
+  invalid "write of an image" (fun () -> Clgc.write q img back);
+  invalid "fill of an image" (fun () -> Clgc.fill q img "\000\000\000\000");
+  invalid "copy from an image" (fun () -> Clgc.copy ~size:16 q ~src:img ~dst:buf);
+  invalid "a sub-buffer of an image" (fun () -> Clgc.sub_buffer img ~origin:0 ~size:16);
   pass "kinds mixed up";
 
   (* Names, sizes and boxes. *)

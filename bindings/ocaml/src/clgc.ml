@@ -308,6 +308,74 @@ let copy ?(src_offset = 0) ?(dst_offset = 0) ?size ?(wait = []) q ~src ~dst =
     | None -> (match info src "size" with Int s -> Int64.to_int s - src_offset | _ -> 0)
   in
   own (copy_ q.h src.h dst.h src_offset dst_offset size (handles wait))
+
+(* A rectangle's geometry for the stubs (mem.c): both origins, the region
+   and both sides' pitches, 13 numbers, each axis not given 0 (1 for the
+   region). *)
+let rect_geometry who ~region o0 o1 (r0, s0) (r1, s1) =
+  let axes rest a =
+    let n = Array.length a in
+    if n < 1 || n > 3 then invalid_arg (who ^ ": 1 to 3 sizes");
+    Array.init 3 (fun i -> if i < n then a.(i) else rest)
+  in
+  let g = Array.concat [ axes 0 o0; axes 0 o1; axes 1 region; [| r0; s0; r1; s1 |] ] in
+  if Array.exists (fun x -> x < 0) g then invalid_arg (who ^ ": a negative size");
+  g
+
+external rect_transfer_ :
+  handle -> handle -> ('a, 'b) bigarray -> int array -> bool -> bool -> handle list -> handle
+  = "ml_clgc_rect_transfer_bc" "ml_clgc_rect_transfer"
+
+external copy_rect_ : handle -> handle -> handle -> int array -> handle list -> handle
+  = "ml_clgc_copy_rect"
+
+let rect_transfer who write ?(blocking = true) ?(buffer_origin = [| 0 |])
+    ?(host_origin = [| 0 |]) ?(buffer_pitches = (0, 0)) ?(host_pitches = (0, 0)) ?(wait = [])
+    q m ~region ba =
+  let g = rect_geometry who ~region buffer_origin host_origin buffer_pitches host_pitches in
+  own (rect_transfer_ q.h m.h ba g blocking write (handles wait))
+
+let write_rect ?blocking ?buffer_origin ?host_origin ?buffer_pitches ?host_pitches ?wait q m
+    ~region ba =
+  rect_transfer "Clgc.write_rect" true ?blocking ?buffer_origin ?host_origin ?buffer_pitches
+    ?host_pitches ?wait q m ~region ba
+
+let read_rect ?blocking ?buffer_origin ?host_origin ?buffer_pitches ?host_pitches ?wait q m
+    ~region ba =
+  rect_transfer "Clgc.read_rect" false ?blocking ?buffer_origin ?host_origin ?buffer_pitches
+    ?host_pitches ?wait q m ~region ba
+
+let copy_rect ?(src_origin = [| 0 |]) ?(dst_origin = [| 0 |]) ?(src_pitches = (0, 0))
+    ?(dst_pitches = (0, 0)) ?(wait = []) q ~src ~dst ~region =
+  let g = rect_geometry "Clgc.copy_rect" ~region src_origin dst_origin src_pitches dst_pitches in
+  own (copy_rect_ q.h src.h dst.h g (handles wait))
+
+type color = Float4 of float array | Int4 of int32 array
+
+external fill_image_ :
+  handle -> handle -> color -> int array option -> int array option -> handle list -> handle
+  = "ml_clgc_fill_image_bc" "ml_clgc_fill_image"
+
+external copy_image_ :
+  handle -> handle -> handle -> int array option -> int array option -> int array option ->
+  handle list -> handle = "ml_clgc_copy_image_bc" "ml_clgc_copy_image"
+
+external image_buffer_copy_ :
+  handle -> handle -> handle -> int array option -> int array option -> int -> bool ->
+  handle list -> handle = "ml_clgc_image_buffer_copy_bc" "ml_clgc_image_buffer_copy"
+
+let fill_image ?origin ?region ?(wait = []) q m color =
+  own (fill_image_ q.h m.h color origin region (handles wait))
+
+let copy_image ?src_origin ?dst_origin ?region ?(wait = []) q ~src ~dst =
+  own (copy_image_ q.h src.h dst.h src_origin dst_origin region (handles wait))
+
+let copy_image_to_buffer ?origin ?region ?(offset = 0) ?(wait = []) q ~src ~dst =
+  own (image_buffer_copy_ q.h src.h dst.h origin region offset true (handles wait))
+
+let copy_buffer_to_image ?(offset = 0) ?origin ?region ?(wait = []) q ~src ~dst =
+  own (image_buffer_copy_ q.h dst.h src.h origin region offset false (handles wait))
+
 let flush q = queue_call q.h false
 let finish q = queue_call q.h true
 let user_event c = own (user_event_ c.h)

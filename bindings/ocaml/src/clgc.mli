@@ -210,6 +210,34 @@ val copy :
   dst:mem -> event
 (** Copy [size] bytes (the rest of [src] by default) between buffers. *)
 
+val write_rect :
+  ?blocking:bool -> ?buffer_origin:int array -> ?host_origin:int array ->
+  ?buffer_pitches:int * int -> ?host_pitches:int * int -> ?wait:event list -> queue -> mem ->
+  region:int array -> (_, _) bigarray -> event
+(** Write a rectangle of the Bigarray into one of the buffer
+    ([clEnqueueWriteBufferRect]): [region] is its width in bytes, then
+    its height and depth in rows and slices (1 to 3 sizes); each origin
+    (the corner by default) is in bytes, rows and slices too, and each
+    side's pitches [(row, slice)] are in bytes, [0] for packed rows and
+    slices. Both sides are checked first (the library's
+    [clgc_rect_check]): a rectangle that reaches past the buffer's or
+    the Bigarray's end raises {!Error} [CL_INVALID_VALUE] saying which
+    side. Blocking, and keeping the Bigarray, as {!write}. *)
+
+val read_rect :
+  ?blocking:bool -> ?buffer_origin:int array -> ?host_origin:int array ->
+  ?buffer_pitches:int * int -> ?host_pitches:int * int -> ?wait:event list -> queue -> mem ->
+  region:int array -> (_, _) bigarray -> event
+(** Read a rectangle of the buffer into the Bigarray, as {!write_rect}. *)
+
+val copy_rect :
+  ?src_origin:int array -> ?dst_origin:int array -> ?src_pitches:int * int ->
+  ?dst_pitches:int * int -> ?wait:event list -> queue -> src:mem -> dst:mem ->
+  region:int array -> event
+(** Copy a rectangle between buffers ([clEnqueueCopyBufferRect]), both
+    sides checked as {!write_rect} checks them; overlapping rectangles of
+    one buffer are OpenCL's {!Error} [CL_MEM_COPY_OVERLAP]. *)
+
 (** {1 Images and samplers} *)
 
 type image_type = [ `Image1d | `Image2d | `Image3d | `Image1d_array | `Image2d_array ]
@@ -261,6 +289,39 @@ val sampler : ?normalized:bool -> ?addressing:string -> ?filter:string -> contex
 (** A sampler: coordinates not normalized, addressing ["clamp_to_edge"]
     ([none], [clamp], [repeat], [mirrored_repeat]), filter ["nearest"]
     ([linear]) by default. *)
+
+type color =
+  | Float4 of float array  (** a float or normalized format's 4 channels *)
+  | Int4 of int32 array  (** an integer format's, signed or not *)
+
+val fill_image :
+  ?origin:int array -> ?region:int array -> ?wait:event list -> queue -> mem -> color -> event
+(** Fill the box of the image at [origin] of [region] (the whole image by
+    default) with a color, its 4 channels as the format takes them
+    (red, green, blue, alpha; a format of fewer reads those it has).
+    [Invalid_argument] for a color of another type than the format's or
+    not of 4 channels, or a buffer; a box outside the image, {!Error}
+    [CL_INVALID_VALUE]. *)
+
+val copy_image :
+  ?src_origin:int array -> ?dst_origin:int array -> ?region:int array -> ?wait:event list ->
+  queue -> src:mem -> dst:mem -> event
+(** Copy a box between images of one format, [region] (the rest of [src]
+    from [src_origin] by default) checked against both; images of two
+    formats are OpenCL's {!Error} [CL_IMAGE_FORMAT_MISMATCH]. *)
+
+val copy_image_to_buffer :
+  ?origin:int array -> ?region:int array -> ?offset:int -> ?wait:event list -> queue ->
+  src:mem -> dst:mem -> event
+(** Copy a box of the image into the buffer at [offset] bytes, packed
+    element by element and row by row; a buffer too small for it raises
+    {!Error} [CL_INVALID_VALUE]. *)
+
+val copy_buffer_to_image :
+  ?offset:int -> ?origin:int array -> ?region:int array -> ?wait:event list -> queue ->
+  src:mem -> dst:mem -> event
+(** Copy packed elements from the buffer at [offset] into a box of the
+    image, as {!copy_image_to_buffer}. *)
 
 (** {1 Launches and events} *)
 

@@ -218,3 +218,185 @@ ml_clgc_sampler(value context, value normalized, value addressing, value filter)
     ML_CHECK(err, "clCreateSampler");
     ML_RETURN(clgc_ml_wrap(ML_SAMPLER, s));
 }
+
+/* The box of image m at origin and region (both optional), checked as
+ * ml_clgc_image_transfer checks it; given: a region already known (a
+ * copy's source's), used when region is None. Its size in bytes. */
+static size_t
+ml_box(void *m, value origin, value region, const size_t *given, size_t o[3],
+       size_t box[3], const char *call, const char *side, const char *who)
+{
+    clgc_image_shape_t shape;
+    size_t r[3], bytes = 0;
+    const char *wrong;
+
+    ML_CHECK(clgc_image_shape(m, &shape), "clGetImageInfo");
+    ml_opt_sizes(origin, o, 0, who);
+    if (ml_opt_sizes(region, r, 1, who))
+        given = r;
+    wrong = clgc_image_box(&shape, o, given, box, &bytes);
+    if (wrong != NULL) {
+        char message[160];
+
+        snprintf(message, sizeof(message), "%s: %s", side, wrong);
+        clgc_ml_raise(CL_INVALID_VALUE, call, message);
+    }
+    return bytes;
+}
+
+/* fill_image queue image color origin region wait: color Float4 (floats)
+ * for a normalized or float format, Int4 (int32s) for an integer one, as
+ * OpenCL reads the 16 bytes by the image's channel type. */
+value
+ml_clgc_fill_image(value queue, value image, value color, value origin,
+                   value region, value wait)
+{
+    CAMLparam5(queue, image, color, origin, region);
+    CAMLxparam1(wait);
+    ML_STUB;
+    const char *who = "Clgc.fill_image", *call = "clEnqueueFillImage";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *m = clgc_ml_get_mem(image, CLGC_ARG_IMAGE, who);
+    value c = Field(color, 0);
+    union {
+        cl_float f[4];
+        cl_int i[4];
+    } pattern;
+    clgc_image_shape_t shape;
+    size_t o[3], box[3];
+    int integer;
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    ML_CHECK(clgc_image_shape(m, &shape), "clGetImageInfo");
+    switch (shape.format.image_channel_data_type) {
+    case CL_SIGNED_INT8:
+    case CL_SIGNED_INT16:
+    case CL_SIGNED_INT32:
+    case CL_UNSIGNED_INT8:
+    case CL_UNSIGNED_INT16:
+    case CL_UNSIGNED_INT32:
+        integer = 1;
+        break;
+    default:
+        integer = 0;
+    }
+    if (Tag_val(color) != (integer ? 1 : 0))
+        caml_invalid_argument(integer ? "Clgc.fill_image: an integer format "
+                                        "is filled with Int4, not Float4"
+                                      : "Clgc.fill_image: a float or "
+                                        "normalized format is filled with "
+                                        "Float4, not Int4");
+    if ((integer ? Wosize_val(c) : Wosize_val(c) / Double_wosize) != 4)
+        caml_invalid_argument("Clgc.fill_image: a color of 4 channels");
+    for (int k = 0; k < 4; k++)
+        if (integer)
+            pattern.i[k] = Int32_val(Field(c, k));
+        else
+            pattern.f[k] = (cl_float)Double_flat_field(c, k);
+    ml_box(m, origin, region, NULL, o, box, call, "the image", who);
+    w = clgc_ml_events(wait, &n, who);
+    err = clgc_clEnqueueFillImage(q, m, &pattern, o, box, n, w, &ev);
+    free(w);
+    ML_CHECK(err, call);
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+value
+ml_clgc_fill_image_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_fill_image(argv[0], argv[1], argv[2], argv[3], argv[4],
+                              argv[5]);
+}
+
+/* copy_image queue src dst src_origin dst_origin region wait: region (the
+ * rest of src by default) checked against both images. */
+value
+ml_clgc_copy_image(value queue, value src, value dst, value src_origin,
+                   value dst_origin, value region, value wait)
+{
+    CAMLparam5(queue, src, dst, src_origin, dst_origin);
+    CAMLxparam2(region, wait);
+    ML_STUB;
+    const char *who = "Clgc.copy_image", *call = "clEnqueueCopyImage";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *s = clgc_ml_get_mem(src, CLGC_ARG_IMAGE, who);
+    void *d = clgc_ml_get_mem(dst, CLGC_ARG_IMAGE, who);
+    size_t so[3], dorig[3], box[3], dbox[3];
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    ml_box(s, src_origin, region, NULL, so, box, call, "the source", who);
+    ml_box(d, dst_origin, Val_none, box, dorig, dbox, call, "the destination",
+           who);
+    w = clgc_ml_events(wait, &n, who);
+    err = clgc_clEnqueueCopyImage(q, s, d, so, dorig, box, n, w, &ev);
+    free(w);
+    ML_CHECK(err, call);
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+value
+ml_clgc_copy_image_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_copy_image(argv[0], argv[1], argv[2], argv[3], argv[4],
+                              argv[5], argv[6]);
+}
+
+/* image_buffer_copy queue image buffer origin region offset to_buffer
+ * wait: the box of the image, packed, to or from the buffer at offset,
+ * which must hold it. */
+value
+ml_clgc_image_buffer_copy(value queue, value image, value buffer, value origin,
+                          value region, value offset, value to_buffer,
+                          value wait)
+{
+    CAMLparam5(queue, image, buffer, origin, region);
+    CAMLxparam3(offset, to_buffer, wait);
+    ML_STUB;
+    int to = Bool_val(to_buffer);
+    const char *who =
+        to ? "Clgc.copy_image_to_buffer" : "Clgc.copy_buffer_to_image";
+    const char *call =
+        to ? "clEnqueueCopyImageToBuffer" : "clEnqueueCopyBufferToImage";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *m = clgc_ml_get_mem(image, CLGC_ARG_IMAGE, who);
+    void *b = clgc_ml_get_mem(buffer, CLGC_ARG_BUFFER, who);
+    size_t o[3], box[3], bytes, size = 0;
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    if (Long_val(offset) < 0)
+        caml_invalid_argument("Clgc.copy_image_to_buffer/copy_buffer_to_image: "
+                              "a negative offset");
+    bytes = ml_box(m, origin, region, NULL, o, box, call, "the image", who);
+    ML_CHECK(clgc_clGetMemObjectInfo(b, CL_MEM_SIZE, sizeof(size), &size, NULL),
+             "clGetMemObjectInfo");
+    if ((size_t)Long_val(offset) > size ||
+        size - (size_t)Long_val(offset) < bytes)
+        clgc_ml_raise(CL_INVALID_VALUE, call,
+                      "the buffer: the region, packed, reaches past its end");
+    w = clgc_ml_events(wait, &n, who);
+    if (to)
+        err = clgc_clEnqueueCopyImageToBuffer(
+            q, m, b, o, box, (size_t)Long_val(offset), n, w, &ev);
+    else
+        err = clgc_clEnqueueCopyBufferToImage(q, b, m, (size_t)Long_val(offset),
+                                              o, box, n, w, &ev);
+    free(w);
+    ML_CHECK(err, call);
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+}
+
+value
+ml_clgc_image_buffer_copy_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_image_buffer_copy(argv[0], argv[1], argv[2], argv[3],
+                                     argv[4], argv[5], argv[6], argv[7]);
+}

@@ -6,6 +6,7 @@
  * (clgc_ml_enter) after the callback lists it. */
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,4 +296,122 @@ ml_clgc_copy_bc(value *argv, int argn)
     (void)argn;
     return ml_clgc_copy(argv[0], argv[1], argv[2], argv[3], argv[4], argv[5],
                         argv[6]);
+}
+
+/* The size in bytes of buffer m (a handle the stub holds). */
+static size_t
+ml_mem_size(void *m)
+{
+    size_t size = 0;
+
+    ML_CHECK(clgc_clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL),
+             "clGetMemObjectInfo");
+    return size;
+}
+
+/* A rectangle's geometry, as Clgc passes it: 13 numbers, both origins,
+ * the region, then both sides' row and slice pitches (0: packed), each
+ * side checked against the bytes it has (clgc_rect_check) before OpenCL
+ * sees it; raises CL_INVALID_VALUE as call's, saying which side. */
+struct ml_rect {
+    size_t origin[2][3], region[3], pitch[2][2];
+};
+
+static void
+ml_rect(value geometry, const size_t size[2], const char *const side[2],
+        const char *call, struct ml_rect *r)
+{
+    for (int i = 0; i < 3; i++) {
+        r->origin[0][i] = (size_t)Long_val(Field(geometry, i));
+        r->origin[1][i] = (size_t)Long_val(Field(geometry, 3 + i));
+        r->region[i] = (size_t)Long_val(Field(geometry, 6 + i));
+    }
+    for (int s = 0; s < 2; s++) {
+        const char *wrong;
+
+        r->pitch[s][0] = (size_t)Long_val(Field(geometry, 9 + 2 * s));
+        r->pitch[s][1] = (size_t)Long_val(Field(geometry, 10 + 2 * s));
+        wrong = clgc_rect_check(r->origin[s], r->region, &r->pitch[s][0],
+                                &r->pitch[s][1], size[s]);
+        if (wrong != NULL) {
+            char message[160];
+
+            snprintf(message, sizeof(message), "%s: %s", side[s], wrong);
+            clgc_ml_raise(CL_INVALID_VALUE, call, message);
+        }
+    }
+}
+
+/* rect_transfer queue mem ba geometry blocking write wait: a rectangle
+ * between the buffer (the first side) and the Bigarray (the second). */
+value
+ml_clgc_rect_transfer(value queue, value mem, value ba, value geometry,
+                      value blocking, value write, value wait)
+{
+    CAMLparam5(queue, mem, ba, geometry, blocking);
+    CAMLxparam2(write, wait);
+    ML_STUB;
+    const char *who = Bool_val(write) ? "Clgc.write_rect" : "Clgc.read_rect";
+    const char *call = Bool_val(write) ? "clEnqueueWriteBufferRect"
+                                       : "clEnqueueReadBufferRect";
+    static const char *const side[2] = {"the buffer's side",
+                                        "the Bigarray's side"};
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *m = clgc_ml_get_mem(mem, CLGC_ARG_BUFFER, who);
+    cl_bool block = Bool_val(blocking) ? CL_TRUE : CL_FALSE;
+    size_t size[2] = {ml_mem_size(m), ml_ba_bytes(ba)};
+    struct ml_rect r;
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    ml_rect(geometry, size, side, call, &r);
+    w = clgc_ml_events(wait, &n, who);
+    if (Bool_val(write))
+        err = clgc_clEnqueueWriteBufferRect(
+            q, m, block, r.origin[0], r.origin[1], r.region, r.pitch[0][0],
+            r.pitch[0][1], r.pitch[1][0], r.pitch[1][1], Caml_ba_data_val(ba),
+            n, w, &ev);
+    else
+        err = clgc_clEnqueueReadBufferRect(
+            q, m, block, r.origin[0], r.origin[1], r.region, r.pitch[0][0],
+            r.pitch[0][1], r.pitch[1][0], r.pitch[1][1], Caml_ba_data_val(ba),
+            n, w, &ev);
+    free(w);
+    ML_RETURN(clgc_ml_transferred(err, ev, block, ba, call));
+}
+
+value
+ml_clgc_rect_transfer_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_rect_transfer(argv[0], argv[1], argv[2], argv[3], argv[4],
+                                 argv[5], argv[6]);
+}
+
+/* copy_rect queue src dst geometry wait */
+value
+ml_clgc_copy_rect(value queue, value src, value dst, value geometry, value wait)
+{
+    CAMLparam5(queue, src, dst, geometry, wait);
+    ML_STUB;
+    const char *who = "Clgc.copy_rect", *call = "clEnqueueCopyBufferRect";
+    static const char *const side[2] = {"the source", "the destination"};
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *s = clgc_ml_get_mem(src, CLGC_ARG_BUFFER, who);
+    void *d = clgc_ml_get_mem(dst, CLGC_ARG_BUFFER, who);
+    size_t size[2] = {ml_mem_size(s), ml_mem_size(d)};
+    struct ml_rect r;
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    ml_rect(geometry, size, side, call, &r);
+    w = clgc_ml_events(wait, &n, who);
+    err = clgc_clEnqueueCopyBufferRect(q, s, d, r.origin[0], r.origin[1],
+                                       r.region, r.pitch[0][0], r.pitch[0][1],
+                                       r.pitch[1][0], r.pitch[1][1], n, w, &ev);
+    free(w);
+    ML_CHECK(err, call);
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
 }

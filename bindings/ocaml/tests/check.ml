@@ -21,6 +21,18 @@ let raises_cl name f =
       e
   | exception e -> fail "expected Clgc.Error %s, got %s" name (Printexc.to_string e)
 
+(* f raises Invalid_argument: the binding refused a misuse itself. *)
+let invalid what f =
+  match f () with
+  | _ -> fail "%s: no Invalid_argument" what
+  | exception Invalid_argument _ -> ()
+
+(* f raises Clgc.Error, whichever. *)
+let cl_error what f =
+  match f () with
+  | _ -> fail "%s: no Clgc.Error" what
+  | exception Clgc.Error _ -> ()
+
 (* A thread whose failure fails the test. *)
 let thread f x =
   Thread.create

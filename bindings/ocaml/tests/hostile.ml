@@ -3,16 +3,6 @@
 
 open Check_lib.Check
 
-let invalid what f =
-  match f () with
-  | _ -> fail "%s: no Invalid_argument" what
-  | exception Invalid_argument _ -> ()
-
-let cl_error what f =
-  match f () with
-  | _ -> fail "%s: no Clgc.Error" what
-  | exception Clgc.Error _ -> ()
-
 let () =
   let _, device, context = pocl () in
   let n = 256 in

@@ -12,11 +12,6 @@ let source =
     }
     __kernel void add(__global float *y) { y[get_global_id(0)] += 1.0f; }|}
 
-let invalid what f =
-  match f () with
-  | _ -> fail "%s: no Invalid_argument" what
-  | exception Invalid_argument _ -> ()
-
 let () =
   let _, device, context = pocl () in
   let q = Clgc.queue context device in
@@ -88,6 +83,52 @@ let () =
   let e = raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.read_image q img (floats 63 float_of_int)) in
   ok (e.detail = "the Bigarray is smaller than the region") "says the Bigarray: %s" e.detail;
   pass "names, sizes and boxes";
+
+  (* Fills and copies of images, and between images and buffers. *)
+  let red = Clgc.image context rgba [| 4; 4 |] in
+  Clgc.wait [ Clgc.fill_image q red (Clgc.Float4 [| 1.; 0.; 0.; 1. |]) ];
+  Clgc.wait [ Clgc.fill_image ~origin:[| 1; 1 |] ~region:[| 2; 2 |] q red (Clgc.Float4 [| 0.; 0.; 1.; 1. |]) ];
+  let got = floats 64 (fun _ -> -1.) in
+  ignore (Clgc.read_image q red got);
+  ok (got.{0} = 1. && got.{2} = 0. && got.{(5 * 4) + 2} = 1. && got.{(5 * 4) + 0} = 0.) "filled, a box blue";
+  let copy = Clgc.image context rgba [| 4; 4 |] in
+  Clgc.wait [ Clgc.copy_image q ~src:img ~dst:copy ];
+  Clgc.wait [ Clgc.copy_image ~src_origin:[| 1; 1 |] ~dst_origin:[| 0; 0 |] ~region:[| 2; 2 |] q ~src:red ~dst:copy ];
+  ignore (Clgc.read_image q copy got);
+  ok (got.{2} = 1. && got.{6} = 1. && got.{8} = 2. && got.{(15 * 4)} = 3.) "copied, a box over it";
+  let packed = Clgc.buffer context (16 * 4) in
+  Clgc.wait [ Clgc.copy_image_to_buffer ~origin:[| 2; 2 |] ~region:[| 2; 2 |] ~offset:0 q ~src:img ~dst:packed ];
+  let four = floats 16 (fun _ -> -1.) in
+  ignore (Clgc.read q packed four);
+  ok (four.{0} = 2. && four.{1} = 2. && four.{4} = 3. && four.{12} = 3. && four.{13} = 3.) "a box to a buffer";
+  Clgc.wait [ Clgc.copy_buffer_to_image ~origin:[| 0; 0 |] ~region:[| 2; 2 |] q ~src:packed ~dst:copy ];
+  ignore (Clgc.read_image ~region:[| 1; 1 |] q copy four);
+  ok (four.{0} = 2. && four.{1} = 2.) "and back into an image";
+  let uint = Clgc.image context { Clgc.order = "rgba"; channel = "unsigned_int32" } [| 2 |] in
+  Clgc.wait [ Clgc.fill_image q uint (Clgc.Int4 [| 7l; 8l; 9l; -1l |]) ];
+  let words = Bigarray.(Array1.create int32 c_layout 8) in
+  ignore (Clgc.read_image q uint words);
+  ok (words.{4} = 7l && words.{7} = -1l) "an integer format filled";
+  pass "fills and copies of images";
+
+  invalid "an integer format filled with floats" (fun () -> Clgc.fill_image q uint (Clgc.Float4 [| 1.; 1.; 1.; 1. |]));
+  invalid "a float format filled with integers" (fun () -> Clgc.fill_image q red (Clgc.Int4 [| 1l; 1l; 1l; 1l |]));
+  invalid "a color of 3 channels" (fun () -> Clgc.fill_image q red (Clgc.Float4 [| 1.; 1.; 1. |]));
+  invalid "a buffer filled as an image" (fun () -> Clgc.fill_image q buf (Clgc.Float4 [| 1.; 1.; 1.; 1. |]));
+  invalid "an image copied from a buffer as an image" (fun () -> Clgc.copy_image q ~src:buf ~dst:copy);
+  invalid "an image to an image as a buffer" (fun () -> Clgc.copy_image_to_buffer q ~src:img ~dst:copy);
+  invalid "a negative offset" (fun () -> Clgc.copy_image_to_buffer ~offset:(-1) q ~src:img ~dst:packed);
+  let e = raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.fill_image ~origin:[| 4; 0 |] q red (Clgc.Float4 [| 0.; 0.; 0.; 0. |])) in
+  ok (e.detail = "the image: the origin lies outside the image") "a fill outside: %s" e.detail;
+  let e = raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.copy_image ~dst_origin:[| 2; 2 |] q ~src:img ~dst:copy) in
+  ok (e.detail = "the destination: the region reaches past the image") "a copy past: %s" e.detail;
+  let e = raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.copy_image_to_buffer q ~src:img ~dst:packed) in
+  ok (e.detail = "the buffer: the region, packed, reaches past its end") "a buffer too small: %s" e.detail;
+  ignore (raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.copy_buffer_to_image ~offset:max_int q ~src:packed ~dst:copy));
+  ignore (raises_cl "CL_IMAGE_FORMAT_MISMATCH" (fun () -> Clgc.copy_image q ~src:uint ~dst:copy ~region:[| 1; 1 |]));
+  Clgc.release copy;
+  ignore (raises_cl "CL_INVALID_MEM_OBJECT" (fun () -> Clgc.copy_image q ~src:img ~dst:copy));
+  pass "image fills and copies out of bounds";
 
   (* An image set as an argument, dropped and collected: the kernel's
      table holds it. *)

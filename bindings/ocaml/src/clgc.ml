@@ -350,6 +350,24 @@ let copy_rect ?(src_origin = [| 0 |]) ?(dst_origin = [| 0 |]) ?(src_pitches = (0
   let g = rect_geometry "Clgc.copy_rect" ~region src_origin dst_origin src_pitches dst_pitches in
   own (copy_rect_ q.h src.h dst.h g (handles wait))
 
+type map_access = [ `Read | `Write | `Read_write | `Write_invalidate ]
+
+external map_ :
+  handle -> handle -> int64 -> int -> int -> ('a, 'b) Bigarray.kind -> handle list ->
+  ('a, 'b) bigarray = "ml_clgc_map_bc" "ml_clgc_map"
+
+external unmap_ : handle -> ('a, 'b) bigarray -> handle list -> handle = "ml_clgc_unmap"
+
+let map ?(access = `Read_write) ?(offset = 0) ?(size = -1) ?(wait = []) q m kind =
+  if size < -1 then invalid_arg "Clgc.map: a negative size";
+  (* CL_MAP_READ 1, CL_MAP_WRITE 2, CL_MAP_WRITE_INVALIDATE_REGION 4 *)
+  let flags =
+    match access with `Read -> 1L | `Write -> 2L | `Read_write -> 3L | `Write_invalidate -> 4L
+  in
+  map_ q.h m.h flags offset size kind (handles wait)
+
+let unmap ?(wait = []) q ba = own (unmap_ q.h ba (handles wait))
+
 type color = Float4 of float array | Int4 of int32 array
 
 external fill_image_ :

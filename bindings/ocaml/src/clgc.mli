@@ -238,6 +238,31 @@ val copy_rect :
     sides checked as {!write_rect} checks them; overlapping rectangles of
     one buffer are OpenCL's {!Error} [CL_MEM_COPY_OVERLAP]. *)
 
+type map_access = [ `Read | `Write | `Read_write | `Write_invalidate ]
+
+val map :
+  ?access:map_access -> ?offset:int -> ?size:int -> ?wait:event list -> queue -> mem ->
+  ('a, 'b) Bigarray.kind -> ('a, 'b) bigarray
+(** Map [size] bytes of the buffer at [offset] (the rest of it by default)
+    into the host's memory, once the events in [wait] have completed:
+    a Bigarray of that kind over the mapped memory, to read ([`Read]),
+    write ([`Write], or [`Write_invalidate] when every byte will be
+    written, so the device's are not copied in), or both (the default).
+    The size must be a multiple of the kind's element. The mapping
+    retains the buffer, so {!release} meanwhile frees nothing under the
+    Bigarray; a mapping whose Bigarray is collected without {!unmap} is
+    unmapped by the next [map] or [unmap]. *)
+
+val unmap : ?wait:event list -> queue -> (_, _) bigarray -> event
+(** End the mapping of a Bigarray that {!map} returned: once the event
+    completes, the device sees what was written. The Bigarray is emptied
+    at once (0 elements: any access raises [Invalid_argument]). A
+    sub-array or slice of it is over the same memory, which [unmap]
+    cannot empty: do not use it after the unmap (OpenCL leaves what it
+    reads undefined; the buffer is kept until it is collected, so it
+    reaches no freed memory). [Invalid_argument] for a Bigarray [map] did
+    not return, or one unmapped already. *)
+
 (** {1 Images and samplers} *)
 
 type image_type = [ `Image1d | `Image2d | `Image3d | `Image1d_array | `Image2d_array ]

@@ -415,3 +415,168 @@ ml_clgc_copy_rect(value queue, value src, value dst, value geometry, value wait)
     ML_CHECK(err, call);
     ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
 }
+
+/* Maps. A map's Bigarray is over the mapped memory, flagged
+ * CAML_BA_MANAGED with a proxy of clgc's, which the Bigarray library
+ * shares with every sub-array, slice and reshape of it and counts (it
+ * frees a proxy, and its data, only when the count reaches 0): the
+ * mapping keeps one count of its own, so the proxy is never freed by the
+ * collector, and the count tells when no Bigarray over the mapping is
+ * left. Until then the mapping retains its buffer and queue, so no
+ * Bigarray over it ever reaches freed memory. Unmap empties the Bigarray
+ * it is given (0 elements: any access raises Invalid_argument); a
+ * sub-array cannot be reached to be emptied, and keeps the buffer until
+ * it is collected. A mapping whose Bigarrays were all collected without
+ * an unmap is unmapped then. The list is the runtime lock's. */
+struct ml_mapping {
+    struct caml_ba_proxy proxy; /* the Bigarrays' counts and ours */
+    cl_mem mem;                 /* retained */
+    cl_command_queue queue;     /* retained: where an unmap goes */
+    void *ptr;                  /* what the map returned */
+    int unmapped;
+    struct ml_mapping *next;
+};
+static struct ml_mapping *ml_mappings;
+
+/* Free the mappings no Bigarray is over any more, unmapping those never
+ * unmapped. */
+static void
+ml_mappings_tidy(void)
+{
+    struct ml_mapping **p = &ml_mappings;
+
+    while (*p != NULL) {
+        struct ml_mapping *m = *p;
+
+        if (m->proxy.refcount > 1) {
+            p = &m->next;
+            continue;
+        }
+        *p = m->next;
+        if (!m->unmapped) {
+            cl_event ev = NULL;
+
+            if (clgc_clEnqueueUnmapMemObject(m->queue, m->mem, m->ptr, 0, NULL,
+                                             &ev) == CL_SUCCESS)
+                clgc_clReleaseEvent(ev);
+        }
+        clgc_clReleaseCommandQueue(m->queue);
+        clgc_clReleaseMemObject(m->mem);
+        free(m);
+    }
+}
+
+/* The bytes of an element of Bigarray kind k, in the order of OCaml's
+ * enum caml_ba_kind (the library's own table is internal). */
+static size_t
+ml_ba_element(int k)
+{
+    static const unsigned char size[] = {
+        4, 8, 1, 1, 2, 2, 4, 8, sizeof(value), sizeof(value), 8, 16, 1};
+
+    return size[k];
+}
+
+/* map queue mem flags offset size kind wait -> Bigarray; size < 0: the
+ * rest of the buffer from offset. A blocking map. */
+value
+ml_clgc_map(value queue, value mem, value flags, value offset, value size,
+            value kind, value wait)
+{
+    CAMLparam5(queue, mem, flags, offset, size);
+    CAMLxparam2(kind, wait);
+    CAMLlocal1(ba);
+    ML_STUB;
+    const char *who = "Clgc.map";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    void *b = clgc_ml_get_mem(mem, CLGC_ARG_BUFFER, who);
+    int k = Caml_ba_kind_val(kind);
+    size_t whole = ml_mem_size(b), off = (size_t)Long_val(offset), bytes;
+    intnat elements;
+    struct ml_mapping *m;
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    if (Long_val(offset) < 0)
+        caml_invalid_argument("Clgc.map: a negative offset");
+    if (off > whole)
+        clgc_ml_raise(CL_INVALID_VALUE, "clEnqueueMapBuffer",
+                      "the offset lies past the buffer's end");
+    bytes = Long_val(size) < 0 ? whole - off : (size_t)Long_val(size);
+    if (bytes % ml_ba_element(k) != 0)
+        caml_invalid_argument("Clgc.map: a size that is no multiple of the "
+                              "Bigarray kind's element");
+    ml_mappings_tidy();
+    w = clgc_ml_events(wait, &n, who);
+    if ((m = calloc(1, sizeof(*m))) == NULL) {
+        free(w);
+        caml_raise_out_of_memory();
+    }
+    m->ptr =
+        clgc_clEnqueueMapBuffer(q, b, CL_TRUE, (cl_map_flags)Int64_val(flags),
+                                off, bytes, n, w, &ev, &err);
+    free(w);
+    if (err != CL_SUCCESS) {
+        free(m);
+        clgc_ml_raise(err, "clEnqueueMapBuffer", NULL);
+    }
+    clgc_clReleaseEvent(ev);
+    clgc_clRetainMemObject(b);
+    clgc_clRetainCommandQueue(q);
+    m->mem = b;
+    m->queue = q;
+    m->proxy.refcount = 2; /* the Bigarray's and the mapping's */
+    m->proxy.data = m;
+    m->proxy.size = bytes;
+    m->next = ml_mappings;
+    ml_mappings = m;
+    elements = (intnat)(bytes / ml_ba_element(k));
+    ba = caml_ba_alloc(k | CAML_BA_C_LAYOUT | CAML_BA_MANAGED, 1, m->ptr,
+                       &elements);
+    Caml_ba_array_val(ba)->proxy = &m->proxy;
+    ML_RETURN(ba);
+}
+
+value
+ml_clgc_map_bc(value *argv, int argn)
+{
+    (void)argn;
+    return ml_clgc_map(argv[0], argv[1], argv[2], argv[3], argv[4], argv[5],
+                       argv[6]);
+}
+
+/* unmap queue ba wait -> event: ba must be a map's Bigarray, mapped. */
+value
+ml_clgc_unmap(value queue, value ba, value wait)
+{
+    CAMLparam3(queue, ba, wait);
+    ML_STUB;
+    const char *who = "Clgc.unmap";
+    void *q = clgc_ml_get(queue, ML_QUEUE, who);
+    struct caml_ba_array *a = Caml_ba_array_val(ba);
+    struct ml_mapping *m = ml_mappings;
+    cl_uint n;
+    cl_event *w, ev = NULL;
+    cl_int err;
+
+    while (m != NULL && &m->proxy != a->proxy)
+        m = m->next;
+    if (m == NULL)
+        caml_invalid_argument("Clgc.unmap: a Bigarray that Clgc.map did not "
+                              "return");
+    if (m->unmapped || a->data != m->ptr)
+        caml_invalid_argument(m->unmapped ? "Clgc.unmap: unmapped already"
+                                          : "Clgc.unmap: a part of a mapping, "
+                                            "not the Bigarray Clgc.map "
+                                            "returned");
+    w = clgc_ml_events(wait, &n, who);
+    err = clgc_clEnqueueUnmapMemObject(q, m->mem, m->ptr, n, w, &ev);
+    free(w);
+    ML_CHECK(err, "clEnqueueUnmapMemObject");
+    m->unmapped = 1;
+    a->dim[0] = 0;
+    a->data = NULL;
+    ml_mappings_tidy();
+    ML_RETURN(clgc_ml_wrap(ML_EVENT, ev));
+}

@@ -1,6 +1,6 @@
 (* Rectangles between buffers and Bigarrays, and maps of buffers onto
    Bigarrays; and what a careless program does with them, each an
-   exception. *)
+   exception, or memory kept for as long as a Bigarray reaches it. *)
 
 open Check_lib.Check
 
@@ -60,4 +60,66 @@ let () =
   Clgc.release c;
   ignore (raises_cl "CL_INVALID_MEM_OBJECT" (fun () -> Clgc.copy_rect q ~src:b ~dst:c ~region:[| 1 |]));
   pass "rectangles out of bounds";
+  (* Maps. *)
+  let b = Clgc.buffer_of ~copy:true context (floats 16 float_of_int) in
+  let m = Clgc.map q b Bigarray.float32 in
+  ok (Bigarray.Array1.dim m = 16 && m.{5} = 5.) "a map reads the buffer";
+  m.{5} <- 50.;
+  ok (Clgc.info b "map-count" = Clgc.Int 1L) "mapped once";
+  Clgc.wait [ Clgc.unmap q m ];
+  ok (Bigarray.Array1.dim m = 0) "an unmapped Bigarray is empty";
+  invalid "an element of an unmapped Bigarray" (fun () -> m.{5});
+  invalid "an element written" (fun () -> m.{0} <- 1.);
+  let back = floats 16 (fun _ -> 0.) in
+  ignore (Clgc.read q b back);
+  ok (back.{5} = 50. && back.{6} = 6.) "what the map wrote, the buffer has";
+  let part = Clgc.map ~access:`Read ~offset:16 ~size:16 q b Bigarray.int32 in
+  ok (Bigarray.Array1.dim part = 4 && part.{0} = Int32.bits_of_float 4.) "a part, of another kind";
+  (* Released while mapped: the mapping keeps the buffer. *)
+  Clgc.release b;
+  Gc.full_major ();
+  ok (part.{2} = Int32.bits_of_float 6.) "a released buffer's mapping still reads";
+  Clgc.wait [ Clgc.unmap q part ];
+  pass "maps";
+
+  let b = Clgc.buffer_of ~copy:true context (floats 16 float_of_int) in
+  let m = Clgc.map q b Bigarray.float32 in
+  invalid "unmap of a Bigarray no map returned" (fun () -> Clgc.unmap q (floats 4 float_of_int));
+  let sub = Bigarray.Array1.sub m 4 4 in
+  invalid "unmap of a part of a mapping" (fun () -> Clgc.unmap q sub);
+  Clgc.wait [ Clgc.unmap q m ];
+  invalid "unmap twice" (fun () -> Clgc.unmap q m);
+  (* The sub-array outlives the unmap and the buffer's release: the
+     mapping keeps the buffer until it is collected, so reading it
+     reaches no freed memory (valgrind would say). *)
+  Clgc.release b;
+  Gc.full_major ();
+  ignore (Sys.opaque_identity sub.{0});
+  invalid "a size not of whole elements" (fun () -> Clgc.map ~size:6 q (Clgc.buffer context 64) Bigarray.float32);
+  invalid "a negative offset" (fun () -> Clgc.map ~offset:(-4) q (Clgc.buffer context 64) Bigarray.char);
+  let e = raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.map ~offset:65 q (Clgc.buffer context 64) Bigarray.char) in
+  ok (e.detail = "the offset lies past the buffer's end") "says the offset: %s" e.detail;
+  ignore (raises_cl "CL_INVALID_VALUE" (fun () -> Clgc.map ~size:128 q (Clgc.buffer context 64) Bigarray.char));
+  invalid "a map of an image" (fun () -> Clgc.map q img Bigarray.char);
+  ignore (raises_cl "CL_INVALID_MEM_OBJECT" (fun () -> Clgc.map q b Bigarray.char));
+  (* A mapping whose Bigarray is dropped is unmapped once collected. *)
+  let b = Clgc.buffer context 64 in
+  ignore (Sys.opaque_identity (Clgc.map q b Bigarray.char));
+  ok (Clgc.info b "map-count" = Clgc.Int 1L) "a map dropped";
+  Gc.full_major ();
+  Clgc.wait [ Clgc.unmap q (Clgc.map q (Clgc.buffer context 4) Bigarray.char) ];
+  Clgc.finish q;
+  ok (Clgc.info b "map-count" = Clgc.Int 0L) "unmapped once collected";
+  (* Many maps and unmaps, their Bigarrays collected in any order. *)
+  for i = 1 to 200 do
+    let m = Clgc.map ~offset:(i mod 16 * 4) ~size:4 q b Bigarray.int32 in
+    m.{0} <- Int32.of_int i;
+    if i mod 3 <> 0 then ignore (Clgc.unmap q m);
+    if i mod 50 = 0 then Gc.full_major ()
+  done;
+  Gc.full_major ();
+  Clgc.wait [ Clgc.unmap q (Clgc.map q b Bigarray.char) ];
+  Clgc.finish q;
+  ok (Clgc.info b "map-count" = Clgc.Int 0L) "200 maps, none left";
+  pass "maps misused";
   Clgc.finish q

@@ -418,6 +418,10 @@ let on_status ?(status = `Complete) e f =
   let type_ = match status with `Complete -> 0 | `Running -> 1 | `Submitted -> 2 in
   on_status_ e.h type_ (fun s -> f (status_of s))
 
+external on_release_ : handle -> (int -> unit) -> unit = "ml_clgc_on_release"
+
+let on_release (o : [< `Mem | `Context ] t) f = on_release_ o.h (fun _ -> f ())
+
 type profile = { queued : int64; submitted : int64; started : int64; ended : int64 }
 
 let profile e =
@@ -442,3 +446,67 @@ external error_name : int -> string = "ml_clgc_error_name"
 let post p e tag = post_ p e.h tag
 let drain p = Array.map (fun (tag, s) -> (tag, status_of s)) (drain_ p)
 
+module Generic = struct
+  type nonrec 'k t = 'k t
+
+  type value =
+    | Null
+    | Int of int64
+    | Float of float
+    | Obj : _ t -> value
+    | String of string
+    | Memory : (_, _) bigarray -> value
+    | Out of value ref
+    | Address of nativeint
+
+  type _ kind =
+    | Platform : [ `Platform ] kind
+    | Device : [ `Device ] kind
+    | Context : [ `Context ] kind
+    | Queue : [ `Queue ] kind
+    | Program : [ `Program ] kind
+    | Kernel : [ `Kernel ] kind
+    | Mem : [ `Mem ] kind
+    | Event : [ `Event ] kind
+    | Sampler : [ `Sampler ] kind
+
+  (* What the stub returns (generic.c): objects as handles, to own here. *)
+  type raw = R_null | R_int of int64 | R_float of float | R_obj of handle | R_address of nativeint
+
+  external call_ : string -> value array -> raw * raw array = "ml_clgc_call"
+
+  let of_raw = function
+    | R_null -> Null
+    | R_int i -> Int i
+    | R_float f -> Float f
+    | R_obj h -> (
+        match kind h with "platform" | "device" -> Obj (plain h) | _ -> Obj (own h))
+    | R_address a -> Address a
+
+  let call name args =
+    let args = Array.of_list args in
+    let result, outs = call_ name args in
+    Array.iteri
+      (fun i a -> match a with Out r -> r := of_raw outs.(i) | _ -> ())
+      args;
+    of_raw result
+
+  let kind_name : type k. k kind -> string = function
+    | Platform -> "platform"
+    | Device -> "device"
+    | Context -> "context"
+    | Queue -> "command_queue"
+    | Program -> "program"
+    | Kernel -> "kernel"
+    | Mem -> "mem"
+    | Event -> "event"
+    | Sampler -> "sampler"
+
+  let obj : type k. k kind -> value -> k t =
+   fun k v ->
+    match v with
+    (* The same record, its finaliser with it; 'k is a phantom, checked
+       against the handle's kind here. *)
+    | Obj o when kind o.h = kind_name k -> (Obj.magic o : k t)
+    | _ -> invalid_arg ("Clgc.Generic.obj: not an Obj of kind " ^ kind_name k)
+end

@@ -57,7 +57,7 @@ val devices : ?kind:device_type -> platform -> device array
 val context : device array -> context
 val queue : ?profiling:bool -> ?out_of_order:bool -> context -> device -> queue
 (** A command queue on any OpenCL version; [profiling] enables
-    {!profile}. *)
+    {!val-profile}. *)
 
 (** {1 Info} *)
 
@@ -84,10 +84,10 @@ val build_info : program -> device -> string -> info
 (** [clGetProgramBuildInfo] (["build-status"], ["build-log"], ["build-options"]). *)
 
 val string_info : _ t -> string -> string
-(** {!info} of a query whose value is a string. *)
+(** {!val-info} of a query whose value is a string. *)
 
 val int_info : _ t -> string -> int
-(** {!info} of a query whose value is an integer. *)
+(** {!val-info} of a query whose value is an integer. *)
 
 (** {1 Programs and kernels} *)
 
@@ -109,11 +109,11 @@ val build_log : program -> device -> string
 
 val work_group_info : kernel -> device -> string -> info
 (** [clGetKernelWorkGroupInfo] ("work-group-size",
-    "preferred-work-group-size-multiple", ...), as {!info}. *)
+    "preferred-work-group-size-multiple", ...), as {!val-info}. *)
 
 val arg_info : kernel -> int -> string -> info
 (** [clGetKernelArgInfo] of argument [i] ("name", "type-name",
-    "address-qualifier", ...), as {!info}; programs are built with
+    "address-qualifier", ...), as {!val-info}; programs are built with
     [-cl-kernel-arg-info] (see {!build}). *)
 
 val compile : ?options:string -> ?headers:(string * program) list -> program -> unit
@@ -291,7 +291,7 @@ val is_image : mem -> bool
     [clgc_mem_kind]). *)
 
 val image_info : mem -> string -> info
-(** [clGetImageInfo] ("width", "CL_IMAGE_FORMAT", ...), as {!info};
+(** [clGetImageInfo] ("width", "CL_IMAGE_FORMAT", ...), as {!val-info};
     [Invalid_argument] for a buffer. *)
 
 val write_image :
@@ -395,6 +395,16 @@ val on_status : ?status:[ `Complete | `Running | `Submitted ] -> event -> (statu
     holding the runtime lock; what it raises is raised by the next
     {!wait} or {!finish} as {!Callback_failed}. *)
 
+val on_release : [< `Mem | `Context ] t -> (unit -> unit) -> unit
+(** Call the closure once OpenCL destroys the buffer, image or context
+    (OpenCL's destructor callbacks): after its last release, the
+    collector's or {!release}'s, and once no command and no object that
+    OpenCL keeps alive for it (a sub-buffer, a mapping) uses it any more.
+    It runs as {!on_status}'s closures do, often on the thread that let
+    the object go; what it raises is raised by the next {!wait} or
+    {!finish} as {!Callback_failed}. A context's needs OpenCL 3.0
+    ({!Error} [CL_INVALID_OPERATION] or the loader's code before). *)
+
 type profile = { queued : int64; submitted : int64; started : int64; ended : int64 }
 
 val profile : event -> profile
@@ -431,3 +441,64 @@ val close_port : port -> unit
 val error_name : int -> string
 (** The name of an OpenCL error code (["CL_INVALID_VALUE"]), or ["?"]. *)
 
+(** {1 Every other command}
+
+    Any command of the registry ([clgc/commands.h]'s 252) by name, each
+    argument converted by the command's metadata and checked before the
+    call, as the Lua and Guile bindings' generic calls are. *)
+
+module Generic : sig
+  type nonrec 'k t = 'k t
+
+  type value =
+    | Null  (** [NULL], or no callback *)
+    | Int of int64  (** any integer parameter: enums, flags, sizes *)
+    | Float of float  (** [float] or [double] *)
+    | Obj : _ t -> value
+        (** an object where the parameter is a handle of its kind
+            ([cl_mem] a {!mem}); held for the call *)
+    | String of string  (** a [const char *], copied with its NUL *)
+    | Memory : (_, _) bigarray -> value
+        (** memory the command reads or writes: it must hold all the
+            command may reach there by OpenCL's conventions
+            ([param_value_size] bytes for [param_value], the count of
+            an array), and is kept while OpenCL may use it (until an
+            enqueued command's event completes, or a memory object made
+            over it is destroyed) *)
+    | Out of value ref
+        (** one element the command writes ([cl_int *errcode_ret],
+            [cl_event *event], [size_t *param_value_size_ret]), set after
+            the call: an [Int], a [Float], or an [Obj] that owns the
+            reference *)
+    | Address of nativeint
+        (** a pointer passed as it is, unchecked (as [Obj.magic] is):
+            where the conventions say nothing of the size (a property
+            list, an image's host pointer), or a handle of a kind the
+            binding has no objects of *)
+
+  type _ kind =
+    | Platform : [ `Platform ] kind
+    | Device : [ `Device ] kind
+    | Context : [ `Context ] kind
+    | Queue : [ `Queue ] kind
+    | Program : [ `Program ] kind
+    | Kernel : [ `Kernel ] kind
+    | Mem : [ `Mem ] kind
+    | Event : [ `Event ] kind
+    | Sampler : [ `Sampler ] kind
+
+  val call : string -> value list -> value
+  (** [call "clEnqueueFillBuffer" [ Obj q; Obj m; Memory pattern; ... ]]:
+      the command's result, an [Int] for a [cl_int] (OpenCL's errors are
+      results on this path, not exceptions), an [Obj] owning the
+      reference for an object, [Null] for none. [Invalid_argument]
+      before anything is called for an unknown command, a wrong number
+      of arguments, an argument of a kind its parameter does not take
+      (naming it), a [Memory] smaller than what the command reaches
+      there or where the size cannot be known, a callback that is not
+      [Null]; a released object, its [CL_INVALID_*] {!Error}. *)
+
+  val obj : 'k kind -> value -> 'k t
+  (** The object of an [Obj] of that kind, typed: [obj Mem v];
+      [Invalid_argument] for any other value. *)
+end

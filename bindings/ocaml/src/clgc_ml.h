@@ -1,6 +1,7 @@
 /* The OCaml binding's C side: the runtime adapter (runtime.c), the
  * service every stub uses (core.c: objects, errors, arguments) and the
- * stubs by area (platform.c, mem.c, event.c).
+ * stubs by area (platform.c, info.c, mem.c, image.c, event.c, port.c,
+ * generic.c).
  *
  * OCaml 4.13 has one runtime lock. A stub holds it; every clgc_cl* call
  * it makes lets it go for the call (the adapter's safe region), so other
@@ -105,6 +106,9 @@ void clgc_ml_drop_kept(void);
 /* Keep Bigarray ba until ev completes (or fails): 0, or an OpenCL error
  * (nothing kept: the caller waits for ev instead). */
 cl_int clgc_ml_keep_until_complete(cl_event ev, value ba);
+/* Keep Bigarray ba until OpenCL destroys memory object m (its memory
+ * the Bigarray's): 0, or an OpenCL error (nothing kept). */
+cl_int clgc_ml_keep_until_destroyed(cl_mem m, value ba);
 /* The end of a transfer of Bigarray ba that enqueued ev with err: a
  * non-blocking one keeps ba until the command completes (or waits for
  * it, without memory to keep it); raises err as call's; else the event,
@@ -114,6 +118,11 @@ value clgc_ml_transferred(cl_int err, cl_event ev, cl_bool block, value ba,
 /* Close the dropped ports whose posts have completed (port.c); the
  * runtime lock held. */
 void clgc_ml_tidy_ports(void);
+
+/* The binding's kind (enum ml_kind) of an OpenCL handle type ("cl_mem"),
+ * by the library's object kinds (clgc/names.h); -1 for a type the binding
+ * has no objects of. */
+int clgc_ml_kind_of_type(const char *type);
 
 /* ------------------------------------------------------------------------
  * Errors and arguments (core.c) */
@@ -130,6 +139,9 @@ CAMLnoreturn_start void clgc_ml_raise_owned(cl_int code, const char *call,
             clgc_ml_raise((err), (call), NULL);                                \
     } while (0)
 
+/* A block of tag with one field, v (an option's Some, a variant's
+ * constructor). */
+value clgc_ml_some(int tag, value v);
 /* A list of events as a malloc'd array (NULL for an empty list). */
 cl_event *clgc_ml_events(value list, cl_uint *n, const char *who);
 /* An int array of 1 to 3 sizes; their count. */

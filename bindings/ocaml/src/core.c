@@ -324,6 +324,31 @@ ml_clgc_kind(value v)
     return caml_copy_string(ml_kind_names[Handle_val(v)->kind]);
 }
 
+value
+clgc_ml_some(int tag, value v)
+{
+    CAMLparam1(v);
+    CAMLlocal1(r);
+
+    r = caml_alloc_small(1, tag);
+    Field(r, 0) = v;
+    CAMLreturn(r);
+}
+
+int
+clgc_ml_kind_of_type(const char *type)
+{
+    for (size_t i = 0; i < clgc_object_kind_count(); i++) {
+        const clgc_object_kind_t *k = clgc_object_kind_at(i);
+
+        if (strcmp(k->type, type) == 0)
+            for (int m = 0; m < ML_NKINDS; m++)
+                if (strcmp(ml_kind_names[m], k->name) == 0)
+                    return m;
+    }
+    return -1;
+}
+
 /* Raise Clgc.Error with detail, an OCaml string. */
 CAMLnoreturn_start static void ml_raise(cl_int code, const char *call,
                                         value detail) CAMLnoreturn_end;

@@ -191,6 +191,25 @@ struct ml_callback {
     cl_int status;
 };
 
+static struct ml_callback *
+ml_callback_new(value closure)
+{
+    struct ml_callback *cb = malloc(sizeof(*cb));
+
+    if (cb == NULL)
+        caml_raise_out_of_memory();
+    cb->closure = closure;
+    caml_register_generational_global_root(&cb->closure);
+    return cb;
+}
+
+static void
+ml_callback_free(struct ml_callback *cb)
+{
+    caml_remove_generational_global_root(&cb->closure);
+    free(cb);
+}
+
 static void *
 ml_callback_run(void *data)
 {
@@ -199,22 +218,27 @@ ml_callback_run(void *data)
 
     if (Is_exception_result(r))
         ml_failed_push(Extract_exception(r));
-    caml_remove_generational_global_root(&cb->closure);
-    free(cb);
+    ml_callback_free(cb);
     return NULL;
 }
 
 /* On the thread OpenCL calls back on (clgc runs it with the runtime
  * active: PoCL's, attached; or one inside a wrapper): the closure runs
  * with the runtime lock held. */
-static void CL_CALLBACK
-ml_callback(cl_event event, cl_int status, void *data)
+static void
+ml_callback_call(void *data, cl_int status)
 {
     struct ml_callback *cb = data;
 
-    (void)event;
     cb->status = status;
     clgc_ml_active(ml_callback_run, cb);
+}
+
+static void CL_CALLBACK
+ml_callback(cl_event event, cl_int status, void *data)
+{
+    (void)event;
+    ml_callback_call(data, status);
 }
 
 /* on_status event type closure: type CL_COMPLETE, CL_RUNNING or
@@ -225,18 +249,12 @@ ml_clgc_on_status(value event, value type, value closure)
     CAMLparam3(event, type, closure);
     ML_STUB;
     void *e = clgc_ml_get(event, ML_EVENT, "Clgc.on_status");
-    struct ml_callback *cb;
+    struct ml_callback *cb = ml_callback_new(closure);
     cl_int err;
 
-    cb = malloc(sizeof(*cb));
-    if (cb == NULL)
-        caml_raise_out_of_memory();
-    cb->closure = closure;
-    caml_register_generational_global_root(&cb->closure);
     err = clgc_clSetEventCallback(e, (cl_int)Int_val(type), ml_callback, cb);
     if (err != CL_SUCCESS) {
-        caml_remove_generational_global_root(&cb->closure);
-        free(cb);
+        ml_callback_free(cb);
         clgc_ml_raise(err, "clSetEventCallback", NULL);
     }
     ML_RETURN(Val_unit);
@@ -308,5 +326,46 @@ ml_clgc_build_notify(value program, value options, value closure)
         b->stub_done = 1;
     if (err != CL_SUCCESS)
         clgc_ml_raise_owned(err, "clBuildProgram", clgc_ml_build_logs(p));
+    ML_RETURN(Val_unit);
+}
+
+/* OpenCL's destructor callbacks: the closure, an ml_callback, runs once
+ * when OpenCL destroys the object, as an event callback runs (status 0). */
+static void CL_CALLBACK
+ml_mem_destroyed(cl_mem mem, void *data)
+{
+    (void)mem;
+    ml_callback_call(data, 0);
+}
+
+static void CL_CALLBACK
+ml_context_destroyed(cl_context context, void *data)
+{
+    (void)context;
+    ml_callback_call(data, 0);
+}
+
+/* on_release obj closure: obj a memory object or a context. */
+value
+ml_clgc_on_release(value obj, value closure)
+{
+    CAMLparam2(obj, closure);
+    ML_STUB;
+    const char *who = "Clgc.on_release";
+    int mem = Handle_val(obj)->kind == ML_MEM;
+    void *h = clgc_ml_get(obj, mem ? ML_MEM : ML_CONTEXT, who);
+    struct ml_callback *cb = ml_callback_new(closure);
+    cl_int err;
+
+    err =
+        mem ? clgc_clSetMemObjectDestructorCallback(h, ml_mem_destroyed, cb)
+            : clgc_clSetContextDestructorCallback(h, ml_context_destroyed, cb);
+    if (err != CL_SUCCESS) {
+        ml_callback_free(cb);
+        clgc_ml_raise(err,
+                      mem ? "clSetMemObjectDestructorCallback"
+                          : "clSetContextDestructorCallback",
+                      NULL);
+    }
     ML_RETURN(Val_unit);
 }

@@ -22,17 +22,6 @@ enum {
 };
 
 static value
-ml_some(int tag, value v)
-{
-    CAMLparam1(v);
-    CAMLlocal1(r);
-
-    r = caml_alloc_small(1, tag);
-    Field(r, 0) = v;
-    CAMLreturn(r);
-}
-
-static value
 ml_enum_string(const clgc_enum_group_t *g, int64_t v)
 {
     const char *name = clgc_enum_name(g, v);
@@ -109,50 +98,50 @@ ml_info_value(const clgc_info_t *q, const unsigned char *buf, size_t size)
     case CLGC_INFO_STRING:
         v = caml_alloc_initialized_string(strnlen((const char *)buf, size),
                                           (const char *)buf);
-        CAMLreturn(ml_some(I_STRING, v));
+        CAMLreturn(clgc_ml_some(I_STRING, v));
     case CLGC_INFO_STRING_ARRAY:
         list = Val_emptylist;
         for (size_t i = n; i-- > 0;) {
             s = caml_copy_string(((const char *const *)(const void *)buf)[i]);
             list = ml_cons(s, list);
         }
-        CAMLreturn(ml_some(I_STRINGS, list));
+        CAMLreturn(clgc_ml_some(I_STRINGS, list));
     case CLGC_INFO_BOOL:
-        CAMLreturn(
-            ml_some(I_BOOL, Val_bool(*(const cl_bool *)(const void *)buf)));
+        CAMLreturn(clgc_ml_some(I_BOOL,
+                                Val_bool(*(const cl_bool *)(const void *)buf)));
     case CLGC_INFO_INT:
         v = caml_copy_int64(*(const cl_int *)(const void *)buf);
-        CAMLreturn(ml_some(I_INT, v));
+        CAMLreturn(clgc_ml_some(I_INT, v));
     case CLGC_INFO_UINT:
     case CLGC_INFO_ULONG:
     case CLGC_INFO_SIZE:
     case CLGC_INFO_POINTER:
         v = caml_copy_int64(width == 4 ? *(const uint32_t *)(const void *)buf
                                        : *(const uint64_t *)(const void *)buf);
-        CAMLreturn(ml_some(I_INT, v));
+        CAMLreturn(clgc_ml_some(I_INT, v));
     case CLGC_INFO_FLOAT:
         v = caml_copy_double(*(const cl_float *)(const void *)buf);
-        CAMLreturn(ml_some(I_FLOAT, v));
+        CAMLreturn(clgc_ml_some(I_FLOAT, v));
     case CLGC_INFO_UINT_ARRAY:
     case CLGC_INFO_ULONG_ARRAY:
     case CLGC_INFO_SIZE_ARRAY:
     case CLGC_INFO_PROPERTIES:
     case CLGC_INFO_PROPERTIES_INTPTR:
         v = ml_ints(buf, n, width);
-        CAMLreturn(ml_some(I_INTS, v));
+        CAMLreturn(clgc_ml_some(I_INTS, v));
     case CLGC_INFO_BITFIELD:
         v = ml_flags(g, *(const uint64_t *)(const void *)buf);
-        CAMLreturn(ml_some(I_FLAGS, v));
+        CAMLreturn(clgc_ml_some(I_FLAGS, v));
     case CLGC_INFO_ENUM:
         v = ml_enum_string(g, *(const uint32_t *)(const void *)buf);
-        CAMLreturn(ml_some(I_ENUM, v));
+        CAMLreturn(clgc_ml_some(I_ENUM, v));
     case CLGC_INFO_ENUM_ARRAY:
         list = Val_emptylist;
         for (size_t i = n; i-- > 0;) {
             s = ml_enum_string(g, ((const uint32_t *)(const void *)buf)[i]);
             list = ml_cons(s, list);
         }
-        CAMLreturn(ml_some(I_ENUMS, list));
+        CAMLreturn(clgc_ml_some(I_ENUMS, list));
     case CLGC_INFO_HANDLE:
     case CLGC_INFO_HANDLE_ARRAY:
         v = caml_alloc_tuple(n);
@@ -161,10 +150,10 @@ ml_info_value(const clgc_info_t *q, const unsigned char *buf, size_t size)
                 (intnat)((void *const *)(const void *)buf)[i]);
             Store_field(v, i, s);
         }
-        CAMLreturn(ml_some(I_HANDLES, v));
+        CAMLreturn(clgc_ml_some(I_HANDLES, v));
     default:
         v = caml_alloc_initialized_string(size, (const char *)buf);
-        CAMLreturn(ml_some(I_BYTES, v));
+        CAMLreturn(clgc_ml_some(I_BYTES, v));
     }
 }
 

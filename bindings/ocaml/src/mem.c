@@ -92,8 +92,9 @@ clgc_ml_drop_kept(void)
     }
 }
 
-cl_int
-clgc_ml_keep_until_complete(cl_event ev, value ba)
+/* Keep ba until ev completes or, without ev, OpenCL destroys m. */
+static cl_int
+ml_keep(value ba, cl_event ev, cl_mem m)
 {
     struct ml_keep *k = malloc(sizeof(*k));
     cl_int err;
@@ -102,12 +103,26 @@ clgc_ml_keep_until_complete(cl_event ev, value ba)
         return CL_OUT_OF_HOST_MEMORY;
     k->ba = ba;
     caml_register_generational_global_root(&k->ba);
-    err = clgc_clSetEventCallback(ev, CL_COMPLETE, ml_keep_done, k);
+    err = ev != NULL
+              ? clgc_clSetEventCallback(ev, CL_COMPLETE, ml_keep_done, k)
+              : clgc_clSetMemObjectDestructorCallback(m, ml_keep_destroyed, k);
     if (err != CL_SUCCESS) {
         caml_remove_generational_global_root(&k->ba);
         free(k);
     }
     return err;
+}
+
+cl_int
+clgc_ml_keep_until_complete(cl_event ev, value ba)
+{
+    return ml_keep(ba, ev, NULL);
+}
+
+cl_int
+clgc_ml_keep_until_destroyed(cl_mem m, value ba)
+{
+    return ml_keep(ba, NULL, m);
 }
 
 /* buffer_of context flags bigarray: CL_MEM_USE_HOST_PTR, the buffer's
@@ -121,27 +136,13 @@ ml_clgc_buffer_of(value context, value flags, value ba)
     ML_STUB;
     void *c = clgc_ml_get(context, ML_CONTEXT, "Clgc.buffer_of");
     cl_mem_flags f = (cl_mem_flags)Int64_val(flags);
-    struct ml_keep *k = NULL;
     cl_mem m;
     cl_int err;
 
-    if (f & CL_MEM_USE_HOST_PTR) {
-        k = malloc(sizeof(*k));
-        if (k == NULL)
-            caml_raise_out_of_memory();
-        k->ba = ba;
-        caml_register_generational_global_root(&k->ba);
-    }
     m = clgc_clCreateBuffer(c, f, ml_ba_bytes(ba), Caml_ba_data_val(ba), &err);
-    if (err == CL_SUCCESS && k != NULL) {
-        err = clgc_clSetMemObjectDestructorCallback(m, ml_keep_destroyed, k);
-        if (err != CL_SUCCESS)
-            clgc_clReleaseMemObject(m);
-    }
-    if (err != CL_SUCCESS && k != NULL) {
-        caml_remove_generational_global_root(&k->ba);
-        free(k);
-    }
+    if (err == CL_SUCCESS && (f & CL_MEM_USE_HOST_PTR) &&
+        (err = clgc_ml_keep_until_destroyed(m, ba)) != CL_SUCCESS)
+        clgc_clReleaseMemObject(m);
     ML_CHECK(err, "clCreateBuffer");
     ML_RETURN(clgc_ml_wrap(ML_MEM, m));
 }

@@ -114,4 +114,67 @@ let () =
       | () -> fail "the callback's exception was lost"
       | exception Clgc.Callback_failed (Failure m) -> ok (m = "from a callback") "message %s" m)
   | exception Clgc.Callback_failed (Failure m) -> ok (m = "from a callback") "message %s" m);
-  pass "an exception in a callback"
+  pass "an exception in a callback";
+
+  (* Destructor callbacks: once OpenCL destroys the object, not before. *)
+  let destroyed () =
+    let n = ref 0 in
+    (n, fun () -> incr n)
+  in
+  let until n = while !n = 0 do Thread.yield (); ignore (Clgc.status gate) done in
+  let n, f = destroyed () in
+  let b = Clgc.buffer context 64 in
+  Clgc.on_release b f;
+  ok (!n = 0) "not before the release";
+  Clgc.release b;
+  until n;
+  ok (!n = 1) "a released buffer's, once";
+  (* Dropped: the collector's release, done by a later call. *)
+  let n, f = destroyed () in
+  Clgc.on_release (Clgc.buffer context 64) f;
+  Gc.full_major ();
+  until n;
+  (* A sub-buffer keeps its parent, a mapping its buffer. *)
+  let n, f = destroyed () in
+  let parent = Clgc.buffer context 256 in
+  Clgc.on_release parent f;
+  let sub = Clgc.sub_buffer parent ~origin:0 ~size:64 in
+  let m = Clgc.map q parent Bigarray.char in
+  Clgc.release parent;
+  Clgc.finish q;
+  ok (!n = 0) "the parent of a sub-buffer, mapped, lives";
+  Clgc.wait [ Clgc.unmap q m ];
+  Clgc.release sub;
+  Clgc.finish q;
+  ok (!n = 0) "while the Bigarray of its mapping lives";
+  ignore (Sys.opaque_identity m);
+  Gc.full_major ();
+  Clgc.wait [ Clgc.unmap q (Clgc.map q (Clgc.buffer context 4) Bigarray.char) ];
+  until n;
+  (* A context's (OpenCL 3.0), and an image's. *)
+  let n, f = destroyed () in
+  let c = Clgc.context [| device |] in
+  Clgc.on_release c f;
+  let img = Clgc.image c { Clgc.order = "r"; channel = "float" } [| 4 |] in
+  let n2, f2 = destroyed () in
+  Clgc.on_release img f2;
+  Clgc.release c;
+  Clgc.finish q;
+  ok (!n = 0) "a context lives while its image does";
+  Clgc.release img;
+  until n2;
+  until n;
+  (* What one raises reaches the next wait. *)
+  let b = Clgc.buffer context 64 in
+  Clgc.on_release b (fun () -> failwith "from a destructor");
+  Clgc.release b;
+  let rec raised () =
+    match Clgc.finish q with
+    | () -> Thread.yield (); raised ()
+    | exception Clgc.Callback_failed (Failure m) -> ok (m = "from a destructor") "message %s" m
+  in
+  raised ();
+  let b = Clgc.buffer context 64 in
+  Clgc.release b;
+  ignore (raises_cl "CL_INVALID_MEM_OBJECT" (fun () -> Clgc.on_release b ignore));
+  pass "destructor callbacks"

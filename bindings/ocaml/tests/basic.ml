@@ -15,6 +15,9 @@ let () =
   (match Clgc.info device "no-such-query" with
   | _ -> fail "an unknown query answered"
   | exception Invalid_argument _ -> ());
+  ok (Clgc.error_name (-30) = "CL_INVALID_VALUE" && Clgc.error_name (-1000) = "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR")
+    "error names";
+  ok (Clgc.error_name 12345 = "?") "no name";
   pass "info";
 
   (* A build that fails raises with the log. *)

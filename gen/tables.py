@@ -295,8 +295,9 @@ EXPORTS = {
             # binding makes before OpenCL sees a box (clgc/portable.h)
             "clgc_create_command_queue", "clgc_image_box", "clgc_image_desc",
             "clgc_image_shape", "clgc_rect_check",
-            # a pointer argument's reach (clgc/ffi.h)
+            # how far, and how long, a command uses a pointer argument (clgc/ffi.h)
             "clgc_command_reach",
+            "clgc_command_keep",
             # a kernel's argument table, and boxes (clgc/binding.h)
             "clgc_box_free", "clgc_box_get", "clgc_box_new",
             "clgc_box_release", "clgc_box_released", "clgc_holds_back_to",

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ctypes.h"
 #include "gen/commands.h"
@@ -186,4 +187,45 @@ clgc_command_reach(const clgc_command_t *command, unsigned i,
     return (uint64_t)n > (uint64_t)INT64_MAX / p->elem_size
                ? INT64_MAX
                : n * (int64_t)p->elem_size;
+}
+
+/* The index of command's parameter called name, or -1. */
+static int
+clgc__param_index(const clgc_command_t *command, const char *name)
+{
+    for (unsigned i = 0; i < command->nparams; i++)
+        if (strcmp(command->params[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+clgc_keep_t
+clgc_command_keep(const clgc_command_t *command, unsigned i,
+                  const clgc_arg_t *args)
+{
+    static const char *const blocking[] = {"blocking_read", "blocking_write",
+                                           "blocking_copy", "blocking"};
+    const char *name;
+    int b;
+
+    if (command == NULL || i >= command->nparams || command->params == NULL ||
+        command->params[i].ctype != CLGC_CTYPE_POINTER || args == NULL)
+        return CLGC_KEEP_CALL;
+    name = command->params[i].name;
+    if (strncmp(command->name, "clEnqueue", 9) == 0 &&
+        (strcmp(name, "ptr") == 0 || strcmp(name, "dst_ptr") == 0 ||
+         strcmp(name, "src_ptr") == 0)) {
+        for (size_t k = 0; k < sizeof(blocking) / sizeof(*blocking); k++)
+            if ((b = clgc__param_index(command, blocking[k])) >= 0)
+                return clgc__count_of(&args[b]) > 0 ? CLGC_KEEP_CALL
+                                                    : CLGC_KEEP_COMMAND;
+        return CLGC_KEEP_COMMAND;
+    }
+    if (strcmp(name, "host_ptr") == 0 &&
+        (strncmp(command->name, "clCreateBuffer", 14) == 0 ||
+         strncmp(command->name, "clCreateImage", 13) == 0) &&
+        (b = clgc__param_index(command, "flags")) >= 0 &&
+        (clgc__count_of(&args[b]) & CL_MEM_USE_HOST_PTR) != 0)
+        return CLGC_KEEP_OBJECT;
+    return CLGC_KEEP_CALL;
 }

@@ -632,6 +632,41 @@ START_TEST(a_pointer_reaches_what_its_count_says)
 }
 END_TEST
 
+/* clgc_command_keep: how long a binding keeps the memory it passes. */
+START_TEST(memory_is_kept_as_long_as_the_command_uses_it)
+{
+    const clgc_command_t *read = clgc_command_find("clEnqueueReadBuffer"),
+                         *fill = clgc_command_find("clEnqueueFillBuffer"),
+                         *svm = clgc_command_find("clEnqueueSVMMemcpy"),
+                         *create = clgc_command_find("clCreateBuffer"),
+                         *info = clgc_command_find("clGetDeviceInfo");
+    clgc_arg_t a[9];
+
+    memset(a, 0, sizeof(a));
+    a[2] = (clgc_arg_t){CLGC_CTYPE_UINT32, {.u32 = CL_FALSE}};
+    ck_assert_str_eq(read->params[5].name, "ptr");
+    ck_assert_int_eq(clgc_command_keep(read, 5, a), CLGC_KEEP_COMMAND);
+    a[2].value.u32 = CL_TRUE;
+    ck_assert_int_eq(clgc_command_keep(read, 5, a), CLGC_KEEP_CALL);
+    ck_assert_int_eq(clgc_command_keep(read, 7, a), CLGC_KEEP_CALL);
+    ck_assert_int_eq(clgc_command_keep(read, 1, a), CLGC_KEEP_CALL);
+    ck_assert_str_eq(fill->params[2].name, "pattern"); /* copied */
+    ck_assert_int_eq(clgc_command_keep(fill, 2, a), CLGC_KEEP_CALL);
+    memset(a, 0, sizeof(a));
+    ck_assert_str_eq(svm->params[3].name, "src_ptr");
+    ck_assert_int_eq(clgc_command_keep(svm, 3, a), CLGC_KEEP_COMMAND);
+
+    memset(a, 0, sizeof(a));
+    a[1] = (clgc_arg_t){CLGC_CTYPE_UINT64, {.u64 = CL_MEM_COPY_HOST_PTR}};
+    ck_assert_int_eq(clgc_command_keep(create, 3, a), CLGC_KEEP_CALL);
+    a[1].value.u64 = CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR;
+    ck_assert_int_eq(clgc_command_keep(create, 3, a), CLGC_KEEP_OBJECT);
+    ck_assert_int_eq(clgc_command_keep(info, 3, a), CLGC_KEEP_CALL);
+    ck_assert_int_eq(clgc_command_keep(NULL, 0, a), CLGC_KEEP_CALL);
+    ck_assert_int_eq(clgc_command_keep(create, 9, a), CLGC_KEEP_CALL);
+}
+END_TEST
+
 Suite *
 clgc_make_commands_suite(void)
 {
@@ -645,6 +680,7 @@ clgc_make_commands_suite(void)
     tcase_add_test(tc, rectangles_are_checked);
     tcase_add_test(tc, every_pointer_has_a_reach_or_a_reason);
     tcase_add_test(tc, a_pointer_reaches_what_its_count_says);
+    tcase_add_test(tc, memory_is_kept_as_long_as_the_command_uses_it);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -221,6 +221,31 @@ CLGC_EXTERN int clgc_command_call_by_name(const char *name, unsigned nargs,
 CLGC_EXTERN int64_t clgc_command_reach(const clgc_command_t *command,
                                        unsigned i, const clgc_arg_t *args);
 
+/* How long a command may use the memory that its pointer parameter i
+ * points to, by its arguments: what a binding must keep alive (a
+ * collected string or array under a command still writing into it is
+ * freed memory written).
+ *
+ * - CLGC_KEEP_CALL: only during the call (sizes, wait lists, a fill's
+ *   pattern, which OpenCL copies, a blocking transfer's host memory);
+ * - CLGC_KEEP_COMMAND: until the enqueued command completes (its event):
+ *   the host memory of a clEnqueue* transfer (ptr, dst_ptr, src_ptr)
+ *   whose blocking argument is CL_FALSE, or that has none;
+ * - CLGC_KEEP_OBJECT: until OpenCL destroys the memory object the call
+ *   makes (its destructor callback): the host_ptr of a clCreateBuffer* or
+ *   clCreateImage* whose flags have CL_MEM_USE_HOST_PTR.
+ *
+ * CLGC_KEEP_CALL too for a parameter that is no pointer to data, and for
+ * a NULL command or an i out of range. Any thread; no call is made. */
+typedef enum clgc_keep {
+    CLGC_KEEP_CALL,
+    CLGC_KEEP_COMMAND,
+    CLGC_KEEP_OBJECT
+} clgc_keep_t;
+
+CLGC_EXTERN clgc_keep_t clgc_command_keep(const clgc_command_t *command,
+                                          unsigned i, const clgc_arg_t *args);
+
 CLGC_END_DECLS
 
 #endif /* CLGC_FFI_H */

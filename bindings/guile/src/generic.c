@@ -180,6 +180,51 @@ note_generic_handles(const clgc_command_t *cmd, const clgc_arg_t *a,
     }
 }
 
+/* A bytevector a memory object was made over (CL_MEM_USE_HOST_PTR),
+ * protected until OpenCL destroys the object: its destructor callback,
+ * which clgc runs in Guile mode. */
+static void CL_CALLBACK
+unprotect_destroyed(cl_mem mem, void *bv)
+{
+    (void)mem;
+    scm_gc_unprotect_object(SCM_PACK((scm_t_bits)bv));
+}
+
+/* The index of cmd's "cl_event *event" parameter, or -1. */
+static int
+event_param(const clgc_command_t *cmd)
+{
+    for (unsigned i = 0; i < cmd->nparams; i++)
+        if (strcmp(cmd->params[i].name, "event") == 0 &&
+            strcmp(cmd->params[i].type, "cl_event *") == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Keep the bytevectors of a call that succeeded while OpenCL uses them
+ * (clgc_command_keep): until the command's event completes, or until the
+ * memory object made over one is destroyed. */
+static void
+keep_generic_memory(const clgc_command_t *cmd, const clgc_keep_t *keep,
+                    SCM args, cl_event event, const clgc_value_t *r)
+{
+    unsigned i = 0;
+
+    for (SCM l = args; !scm_is_null(l); l = scm_cdr(l), i++) {
+        if (keep[i] == CLGC_KEEP_COMMAND && event != NULL)
+            guile_clgc_keep_until_complete(event, scm_car(l));
+        if (keep[i] == CLGC_KEEP_OBJECT && r->p != NULL &&
+            strcmp(cmd->result_type, "cl_mem") == 0) {
+            SCM bv = scm_gc_protect_object(scm_car(l));
+
+            if (clgc_clSetMemObjectDestructorCallback(r->p, unprotect_destroyed,
+                                                      (void *)SCM_UNPACK(bv)) !=
+                CL_SUCCESS)
+                scm_gc_unprotect_object(bv); /* a bad object: none made */
+        }
+    }
+}
+
 static SCM
 command_call_body(SCM name, SCM args)
 {
@@ -187,9 +232,11 @@ command_call_body(SCM name, SCM args)
     char *n;
     const clgc_command_t *cmd;
     clgc_arg_t a[CLGC_CLOSURE_MAX_ARGS];
+    clgc_keep_t keep[CLGC_CLOSURE_MAX_ARGS];
+    cl_event own = NULL, *event = NULL;
+    unsigned i = 0, until_done = 0;
     clgc_value_t r;
-    unsigned i = 0;
-    int err;
+    int err, e;
 
     n = guile_clgc_cstring(name, 1, who);
     cmd = clgc_command_find(n);
@@ -285,14 +332,35 @@ command_call_body(SCM name, SCM args)
     }
     /* The sizes are known once every argument is converted. */
     i = 0;
-    for (SCM l = args; !scm_is_null(l); l = scm_cdr(l), i++)
+    for (SCM l = args; !scm_is_null(l); l = scm_cdr(l), i++) {
+        keep[i] = CLGC_KEEP_CALL;
         if (cmd->params[i].ctype == CLGC_CTYPE_POINTER &&
-            scm_is_bytevector(scm_car(l)))
+            scm_is_bytevector(scm_car(l))) {
             check_reach(cmd, a, i, scm_car(l));
+            keep[i] = clgc_command_keep(cmd, i, a);
+            until_done += keep[i] == CLGC_KEEP_COMMAND;
+        }
+    }
+    /* A bytevector the command uses until it completes is kept by its
+     * event: the binding's own where the call passes #f. */
+    if (until_done > 0) {
+        if ((e = event_param(cmd)) < 0)
+            guile_clgc_raise_error("CL_INVALID_OPERATION", CL_INVALID_OPERATION,
+                                   who, SCM_BOOL_F, SCM_BOOL_F,
+                                   "the command has no event to keep its "
+                                   "bytevector by");
+        if (a[e].value.p == NULL)
+            a[e].value.p = &own;
+        event = a[e].value.p;
+    }
     memset(&r, 0, sizeof(r));
     guile_clgc_signals_note();
     err = clgc_command_call(cmd, i, a, &r);
     guile_clgc_signals_restore();
+    if (err == CLGC_OK)
+        keep_generic_memory(cmd, keep, args, event != NULL ? *event : NULL, &r);
+    if (own != NULL)
+        clgc_clReleaseEvent(own);
     scm_remember_upto_here_1(args);
     if (err != CLGC_OK)
         guile_clgc_raise_clgc(err, who);

@@ -105,4 +105,40 @@
               (lambda () (command-call "clSetMemObjectDestructorCallback"
                                        (make-buffer context '(read-write) 16)
                                        bad #f)))
+;; Memory a command uses after the call (clgc_command_keep) is kept until
+;; it completes: a non-blocking read into a bytevector nothing else
+;; references, held back by a barrier on a user event, is not collected
+;; before the read is done (a guardian would return it), and is once it is.
+(define guard (make-guardian))
+(define held (make-buffer context '(read-write) 64))
+(define gate2 (make-user-event context))
+(enqueue-barrier queue (list gate2))
+(let ((bv (make-bytevector 64 0)))
+  (guard bv)
+  (check "a non-blocking read into a bytevector"
+         (= 0 (command-call "clEnqueueReadBuffer" queue held 0 0 64 bv 0 #f
+                            #f))))
+(gc) (gc)
+(check "its bytevector is kept while the read waits" (not (guard)))
+(set-user-event-status! gate2 'complete)
+(finish queue)
+(wait-for-events (list (enqueue-marker queue)))
+(gc) (gc)
+(check "and let go once it is done" (bytevector? (guard)))
+;; A buffer over a bytevector (CL_MEM_USE_HOST_PTR) keeps it.
+(define guard2 (make-guardian))
+(define over
+  (let ((bv (make-bytevector 16 7)))
+    (guard2 bv)
+    (pointer->object 'buffer (command-call "clCreateBuffer" context 9 16 bv
+                                           #f))))
+(gc) (gc)
+(check "a buffer's bytevector is kept while the buffer lives" (not (guard2)))
+(check "and its bytes read through the buffer"
+       (let ((back (make-bytevector 16 0)))
+         (read-buffer! queue over back)
+         (equal? back (make-bytevector 16 7))))
+(release over)
+(gc) (gc)
+(check "and let go once the buffer is gone" (bytevector? (guard2)))
 (test-exit)

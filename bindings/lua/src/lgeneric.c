@@ -119,6 +119,76 @@ lclgc_check_pointer(lua_State *L, const clgc_command_t *c, unsigned i,
     return NULL;
 }
 
+/* Keeping memory for as long as OpenCL uses it (clgc_command_keep): a
+ * post whose handler does nothing and whose argument is the Memory block
+ * or string, run once the command completes (or the memory object made
+ * over it is destroyed) in a drain of the state's queue, which then drops
+ * both. Until that drain the value stays reachable. */
+static int
+lclgc_noop(lua_State *L)
+{
+    (void)L;
+    return 0;
+}
+
+static void CL_CALLBACK
+lclgc_kept_done(cl_event ev, cl_int status, void *post)
+{
+    (void)ev;
+    lclgc_post_run(post, status);
+}
+
+static void CL_CALLBACK
+lclgc_kept_destroyed(cl_mem mem, void *post)
+{
+    (void)mem;
+    lclgc_post_run(post, CL_SUCCESS);
+}
+
+/* Keep the value at idx until ev completes, or, without ev, until mem is
+ * destroyed; if that cannot be registered, wait for ev here (mem: the
+ * call's caller gets an error and the object is released). */
+static void
+lclgc_keep(lua_State *L, int idx, cl_event ev, cl_mem mem)
+{
+    clgc_queue_t *before = clgc_callbacks_deferred_to();
+    struct lclgc_post *p;
+    cl_int err;
+
+    lua_pushcfunction(L, lclgc_noop);
+    p = lclgc_post_new(L, -1, idx, "clgc.call");
+    lua_pop(L, 1);
+    (void)clgc_callbacks_defer(lclgc_state_queue(lclgc_state_get(L)));
+    err = ev != NULL
+              ? clgc_clSetEventCallback(ev, CL_COMPLETE, lclgc_kept_done, p)
+              : clgc_clSetMemObjectDestructorCallback(mem, lclgc_kept_destroyed,
+                                                      p);
+    (void)clgc_callbacks_defer(before);
+    if (err == CL_SUCCESS)
+        return;
+    lclgc_post_free(p);
+    if (ev != NULL) {
+        (void)clgc_wait_for_events(1, &ev);
+        return;
+    }
+    (void)clgc_clReleaseMemObject(mem);
+    lclgc_error(L,
+                "clgc.call: the memory object made over a clgc.Memory "
+                "block could not keep it (%d)",
+                (int)err);
+}
+
+/* The index of c's "cl_event *event" parameter, or -1. */
+static int
+lclgc_event_param(const clgc_command_t *c)
+{
+    for (unsigned i = 0; i < c->nparams; i++)
+        if (strcmp(c->params[i].name, "event") == 0 &&
+            strcmp(c->params[i].type, "cl_event *") == 0)
+            return (int)i;
+    return -1;
+}
+
 /* call(name, ...) -> the command's result (a cl_int code as an integer,
  * an object as a light userdata, for clgc.wrap). */
 static int
@@ -127,8 +197,11 @@ lclgc_call(lua_State *L)
     const char *name = lclgc_checkstr(L, 1, NULL, "clgc.call");
     const clgc_command_t *c = clgc_command_find(name);
     clgc_arg_t args[CLGC_CLOSURE_MAX_ARGS];
+    clgc_keep_t keep[CLGC_CLOSURE_MAX_ARGS];
+    cl_event own = NULL, *event = NULL;
+    unsigned until_done = 0;
     clgc_value_t r;
-    int err;
+    int err, e;
 
     if (c == NULL)
         return lclgc_error(L, "clgc.call: no OpenCL command named '%s'", name);
@@ -209,9 +282,39 @@ lclgc_call(lua_State *L)
     for (unsigned i = 0; i < c->nparams; i++)
         if (c->params[i].ctype == CLGC_CTYPE_POINTER)
             args[i].value.p = lclgc_check_pointer(L, c, i, args);
+    /* What OpenCL uses after the call, kept (a light userdata is the
+     * caller's affair). */
+    for (unsigned i = 0; i < c->nparams; i++) {
+        int t = lua_type(L, (int)i + 2);
+
+        keep[i] = t == LUA_TSTRING ||
+                          (t == LUA_TUSERDATA &&
+                           luaL_testudata(L, (int)i + 2, LCLGC_MEMORY) != NULL)
+                      ? clgc_command_keep(c, i, args)
+                      : CLGC_KEEP_CALL;
+        until_done += keep[i] == CLGC_KEEP_COMMAND;
+    }
+    if (until_done > 0) {
+        if ((e = lclgc_event_param(c)) < 0)
+            return lclgc_error(L,
+                               "clgc.call: %s has no event to keep its "
+                               "memory by",
+                               name);
+        if (args[e].value.p == NULL)
+            args[e].value.p = &own; /* the binding's own, to keep memory */
+        event = args[e].value.p;
+    }
     err = clgc_command_call(c, c->nparams, args, &r);
     if (err != CLGC_OK)
         return lclgc_clgc_error(L, "clgc.call", err);
+    for (unsigned i = 0; i < c->nparams; i++)
+        if ((keep[i] == CLGC_KEEP_COMMAND && event != NULL && *event != NULL) ||
+            (keep[i] == CLGC_KEEP_OBJECT && r.p != NULL &&
+             strcmp(c->result_type, "cl_mem") == 0))
+            lclgc_keep(L, (int)i + 2,
+                       keep[i] == CLGC_KEEP_COMMAND ? *event : NULL, r.p);
+    if (own != NULL)
+        (void)clgc_clReleaseEvent(own);
     switch (c->result_ctype) {
     case CLGC_CTYPE_VOID:
         return 0;

@@ -51,6 +51,34 @@ r = q:read(buf, { type = "int", count = 2 })
 lib.eq(table.concat(r, ","), "7,7", "filled")
 ev:release()
 lib.eq(clgc.call("clRetainEvent", nil), -58, "CL_INVALID_EVENT, as a code")
+-- Memory a command uses after the call (clgc_command_keep) is kept until
+-- it completes: a non-blocking read into a block and a write from a
+-- string, held back by a barrier on a user event while both are dropped
+-- and collected; a buffer over a block (CL_MEM_USE_HOST_PTR), the block
+-- dropped. Freed memory written would be valgrind's error.
+local gate = clgc.user_event(ctx)
+q:barrier({ gate })
+lib.eq(clgc.call("clEnqueueReadBuffer", q, buf, 0, 0, 64, clgc.memory(64), 0,
+    nil, nil), 0, "a non-blocking read into a block, dropped")
+lib.eq(clgc.call("clEnqueueWriteBuffer", q, buf, 0, 64, 8,
+    string.rep("\5", 8), 0, nil, nil), 0, "a non-blocking write of a string")
+collectgarbage()
+collectgarbage()
+gate:set_status("complete")
+q:finish()
+r = q:read(buf, { type = "int", count = 18 })
+lib.eq(r[17], 0x05050505, "the string's bytes written")
+local over = clgc.memory(16)
+over:set("int", 3, 42)
+local p2 = clgc.call("clCreateBuffer", ctx, 9 --[[READ_WRITE | USE_HOST_PTR]],
+    16, over, nil)
+over = nil
+collectgarbage()
+collectgarbage()
+local buf2 = clgc.wrap("Buffer", p2)
+r = q:read(buf2, { type = "int", count = 4 })
+lib.eq(r[4], 42, "a buffer over a collected block")
+buf2:release()
 buf:release()
 lib.ok(dev:info("available"), "device available")
 lib.done("generic")

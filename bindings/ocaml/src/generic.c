@@ -2,9 +2,10 @@
  * argument converted and checked by the command's metadata (clgc/ffi.h,
  * clgc/commands.h) before the call. The memory a command reads or
  * writes is a Bigarray's (it never moves while the lock is let go),
- * checked against what the command reaches there, and kept for as long
- * as OpenCL may use it: until an enqueued command's event completes, or
- * until a memory object made over it is destroyed. */
+ * checked against what the command reaches there (clgc_command_reach),
+ * and kept for as long as OpenCL may use it (clgc_command_keep): until
+ * an enqueued command's event completes, or until a memory object made
+ * over it is destroyed. */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -235,7 +236,7 @@ ml_clgc_call(value name, value args)
     ML_STUB;
     struct ml_call call_, *call = &call_;
     const char *who = "Clgc.Generic.call";
-    unsigned n = (unsigned)Wosize_val(args), memory = 0;
+    unsigned n = (unsigned)Wosize_val(args), until_done = 0, until_gone = 0;
     int event_param = -1, failed = 0;
     cl_event event = NULL, *events = NULL;
     clgc_value_t r;
@@ -262,7 +263,16 @@ ml_clgc_call(value name, value args)
             int64_t need = clgc_command_reach(call->c, i, call->a);
             size_t have = caml_ba_byte_size(Caml_ba_array_val(Field(v, 0)));
 
-            memory++;
+            switch (clgc_command_keep(call->c, i, call->a)) {
+            case CLGC_KEEP_COMMAND:
+                until_done++;
+                break;
+            case CLGC_KEEP_OBJECT:
+                until_gone++;
+                break;
+            default:
+                break;
+            }
             if (need < 0)
                 snprintf(call->why, sizeof(call->why),
                          "%s: argument %u (%s %s): the size it needs is not "
@@ -277,14 +287,20 @@ ml_clgc_call(value name, value args)
                          who, i + 1, p->type, p->name, have, (long long)need);
         }
     }
-    if (call->why[0] == 0 && memory > 0 && event_param >= 0) {
-        value v = Field(args, event_param);
+    if (call->why[0] == 0 && until_done > 0) {
+        value v = event_param >= 0 ? Field(args, event_param) : Val_int(1);
 
-        if (!Is_block(v)) { /* Null: the binding's own, to keep the memory */
+        if (v == Val_int(0)) { /* Null: the binding's own, to keep memory */
             call->a[event_param].value.p = &event;
             events = &event;
-        } else if (Tag_val(v) == G_OUT)
+        } else if (Is_block(v) && Tag_val(v) == G_OUT)
             events = (cl_event *)&call->out[event_param];
+        else
+            snprintf(call->why, sizeof(call->why),
+                     "%s: %s uses a Bigarray until it completes: its event "
+                     "takes Null or Out, so that the binding keeps the "
+                     "Bigarray until then",
+                     who, call->c->name);
     }
     for (unsigned i = 0; call->why[0] == 0 && i < n; i++) {
         value v = Field(args, i);
@@ -317,6 +333,7 @@ ml_clgc_call(value name, value args)
             value v = Field(args, i);
 
             if (Is_block(v) && Tag_val(v) == G_MEMORY &&
+                clgc_command_keep(call->c, i, call->a) == CLGC_KEEP_COMMAND &&
                 clgc_ml_keep_until_complete(e, Field(v, 0)) != CL_SUCCESS)
                 failed = 1;
         }
@@ -325,12 +342,13 @@ ml_clgc_call(value name, value args)
     }
     if (event != NULL)
         clgc_clReleaseEvent(event);
-    if (memory > 0 && strcmp(call->c->result_type, "cl_mem") == 0 &&
+    if (until_gone > 0 && strcmp(call->c->result_type, "cl_mem") == 0 &&
         r.p != NULL)
         for (unsigned i = 0; i < n; i++) {
             value v = Field(args, i);
 
             if (Is_block(v) && Tag_val(v) == G_MEMORY &&
+                clgc_command_keep(call->c, i, call->a) == CLGC_KEEP_OBJECT &&
                 clgc_ml_keep_until_destroyed(r.p, Field(v, 0)) != CL_SUCCESS) {
                 clgc_clReleaseMemObject(r.p);
                 caml_raise_out_of_memory();

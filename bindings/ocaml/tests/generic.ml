@@ -83,6 +83,8 @@ let () =
     (fun () -> call "clFinish" [ Int 0L ])
     "Clgc.Generic.call: argument 1 (cl_command_queue command_queue) takes an Obj of its kind, Null or an Address";
   says (fun () -> call "clFinish" [ Obj b ]) "Clgc.Generic.call: a mem where a command_queue was expected";
+  invalid "an unchecked event where the binding must keep the memory" (fun () ->
+      call "clEnqueueReadBuffer" [ Obj q; Obj b; Int 0L; Int 0L; Int 4L; Memory units; Int 0L; Null; Address 0n ]);
   invalid "obj of another kind" (fun () -> obj Queue (Obj b));
   invalid "obj of no object" (fun () -> obj Mem (Int 0L));
   Clgc.release b;

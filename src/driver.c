@@ -370,7 +370,7 @@ clgc__long_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void
+static void
 clgc__driver_waited(int platform, long wall)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
@@ -381,7 +381,7 @@ clgc__driver_waited(int platform, long wall)
     clgc__driver_unlock(d);
 }
 
-void
+static void
 clgc__driver_tried(int platform, long wall)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
@@ -533,7 +533,7 @@ clgc__driver_poll_ns(int platform)
     return polls ? CLGC__SHORT_POLL_NS : 0;
 }
 
-void
+static void
 clgc__driver_polled(int platform, long learned, int done, long wall,
                     int measured)
 {
@@ -575,7 +575,7 @@ clgc__driver_own(int platform)
  * busy wait busy on a loaded machine, where it runs a fraction of the
  * time. Between the two, or shorter than CLGC__OWN_MIN_NS, the sample
  * says nothing. */
-void
+static void
 clgc__driver_own_sample(int platform, long wall, long busy)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
@@ -751,15 +751,6 @@ clgc__plan_for(int platform, int c, int may_sample)
     }
 }
 
-void
-clgc__driver_ended(int platform, long start)
-{
-    if (clgc__learned(platform, CLGC__LONG) == CLGC_WAIT_DRIVER_LEARNING &&
-        clgc__clock_ns(CLOCK_MONOTONIC) - start >= CLGC__LONG_NS)
-        atomic_store_explicit(&clgc__drivers[platform].long_asks,
-                              CLGC__LONG_ASKS, memory_order_relaxed);
-}
-
 struct clgc__plan
 clgc__driver_plan(int platform)
 {
@@ -779,4 +770,28 @@ struct clgc__plan
 clgc__driver_plan_long(int platform, int may_sample)
 {
     return clgc__plan_for(platform, CLGC__LONG, may_sample);
+}
+
+void
+clgc__driver_learn(int platform, const struct clgc__outcome *o)
+{
+    if (o->sampled)
+        clgc__driver_lateness(platform, o->sample_ns, o->lateness);
+    if (o->tried)
+        clgc__driver_tried(platform, o->wall);
+    if (o->sampler)
+        clgc__driver_sampled(platform);
+    if (o->own)
+        clgc__driver_own_sample(platform, o->own_wall, o->own_busy);
+    if (o->planned && !o->plan.ask_long &&
+        clgc__learned(platform, CLGC__LONG) == CLGC_WAIT_DRIVER_LEARNING &&
+        o->wall >= CLGC__LONG_NS)
+        atomic_store_explicit(&clgc__drivers[platform].long_asks,
+                              CLGC__LONG_ASKS, memory_order_relaxed);
+    if (o->planned && (o->plan.why == CLGC__BECAUSE_LATE ||
+                       o->plan.why == CLGC__BECAUSE_OWN_LEARNING ||
+                       o->plan.why == CLGC__BECAUSE_OWN_SLEEPS))
+        clgc__driver_waited(platform, o->wall);
+    clgc__driver_polled(platform, o->learned, o->polled_done, o->wall,
+                        o->measured);
 }

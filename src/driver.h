@@ -50,6 +50,23 @@ struct clgc__plan {
      * clgc__driver_plan_long() what to do next. */
     int ask_long;
 };
+/* The backoff schedule that a polling wait (wait.c) and the watcher's
+ * fast looks (watch.c) both keep: the next look comes an eighth of the
+ * time waited so far after the last (so it sees an end at most an eighth
+ * late), and from CLGC__BACKOFF_MIN_NS to CLGC__BACKOFF_MAX_NS after it. */
+#define CLGC__BACKOFF_MIN_NS 10000L
+#define CLGC__BACKOFF_MAX_NS 1000000L
+
+static inline long
+clgc__backoff_gap(long waited)
+{
+    long gap = waited / 8;
+
+    return gap < CLGC__BACKOFF_MIN_NS   ? CLGC__BACKOFF_MIN_NS
+           : gap > CLGC__BACKOFF_MAX_NS ? CLGC__BACKOFF_MAX_NS
+                                        : gap;
+}
+
 /* What is learned is learned per class of command: the short ones, which
  * a wait sees complete within CLGC__LONG_NS of its start, and the long
  * ones (NVIDIA calls back promptly for the first, late for the second). */
@@ -75,21 +92,10 @@ clgc__class_of(long duration)
  * one sample, not a majority. */
 struct clgc__plan clgc__driver_plan(int platform);
 /* Without may_sample, never CLGC__PLAN_SAMPLE: for a wait whose sample
- * was given up. */
+ * was given up, which hands the sampler back at once (the wait goes on
+ * without it). */
 struct clgc__plan clgc__driver_plan_long(int platform, int may_sample);
 void clgc__driver_sampled(int platform);
-/* A wait that started at start (CLOCK_MONOTONIC ns) and did not ask at
- * CLGC__LONG_NS ended now: one that lasted that long may show that the
- * platform runs long commands, and the next waits ask while the long
- * class is not learned. */
-void clgc__driver_ended(int platform, long start);
-/* A wait on the late plan (CLGC__BECAUSE_LATE, _OWN_LEARNING,
- * _OWN_SLEEPS) took wall ns from its start; a wait that tried callbacks
- * alone (CLGC__BECAUSE_TRYING, a CLGC__PLAN_CALLBACK that holds the
- * sampler) took wall ns: its try, which may turn a late class prompt
- * (driver.c). */
-void clgc__driver_waited(int platform, long wall);
-void clgc__driver_tried(int platform, long wall);
 /* Whether the platform's events are looked at rather than awaited:
  * learned late, or CLGC_WAIT_BACKOFF (the watcher's fast watches). */
 int clgc__driver_looks(int platform);
@@ -105,8 +111,6 @@ int clgc__driver_looks(int platform);
  * look). */
 #define CLGC__SHORT_POLL_NS 10000L
 long clgc__driver_poll_ns(int platform);
-void clgc__driver_polled(int platform, long learned, int done, long wall,
-                         int measured);
 /* How late a callback may come and still be prompt: under CLGC__LATE_NS,
  * and under CLGC__LATE_MIN_NS or a quarter of its command's time. */
 #define CLGC__LATE_NS 1000000L
@@ -120,9 +124,38 @@ void clgc__driver_lateness(int platform, long duration, long lateness);
 void clgc__driver_probe(int platform, uintptr_t key, long duration);
 /* key's callback came (after its poller returned, or not). */
 void clgc__driver_called(int platform, uintptr_t key);
-/* A sample: a wait in it took wall ns, busy ns of them with the thread
- * runnable (on a CPU or waiting for one). */
-void clgc__driver_own_sample(int platform, long wall, long busy);
+/* What a wait (wait.c) saw, handed to the learner in one call when it
+ * ends: the plan it was given and what came of it. */
+struct clgc__outcome {
+    struct clgc__plan plan; /* clgc__driver_plan()'s, if it asked */
+    int planned;            /* it asked: its poll did not see the end */
+    long wall;              /* ns from its start to its end */
+    long learned;           /* what clgc__driver_poll_ns() answered */
+    int polled_done;        /* its poll saw the events done */
+    int measured;           /* wall measures the poll: no budget set, the
+                             * events not done at the first look */
+    int sampler;            /* it holds the sampler still: hand it back */
+    int sampled;            /* a lateness sample: sample_ns, lateness */
+    long sample_ns, lateness;
+    int tried;               /* a try on callbacks alone that came through:
+                              * wall is its time */
+    int own;                 /* the driver's own wait sampled: own_wall ns, */
+    long own_wall, own_busy; /* own_busy of them runnable */
+};
+/* The outcome of a wait on the platform: every sample it took, then
+ * - its lateness sample (clgc__driver_lateness);
+ * - a try on callbacks alone, held against the late plan's waits, which
+ *   may turn a late class prompt;
+ * - the sampler handed back;
+ * - a sample of the driver's own wait: wall, and busy ns of it runnable
+ *   (on a CPU or waiting for one);
+ * - a wait that did not ask at CLGC__LONG_NS and lasted that long shows
+ *   that the platform runs long commands: the next waits ask while the
+ *   long class is not learned;
+ * - a wait on the late plan (CLGC__BECAUSE_LATE, _OWN_LEARNING,
+ *   _OWN_SLEEPS): what a try is held against;
+ * - and what its poll answered (clgc__driver_poll_ns). */
+void clgc__driver_learn(int platform, const struct clgc__outcome *o);
 void clgc__driver_info(int platform, clgc_wait_driver_info_t *info);
 void clgc__strategy_set(clgc_wait_strategy_t strategy);
 

@@ -86,15 +86,12 @@ static __thread unsigned clgc__slot_hint;
 #define CLGC__RECHECK_NS 100000000L
 #define CLGC__RECHECK_MAX_NS 1600000000L
 
-/* The backoff schedule of a polling wait: looks without a pause for the
- * first CLGC__SPIN_NS of the wait, then futex sleeps of an eighth of the
- * time waited so far (so a look comes at most an eighth late), from
- * CLGC__BACKOFF_MIN_NS to CLGC__BACKOFF_MAX_NS. The looks catch a short
- * command (a saxpy on a GPU) without a sleep, whose wakeup can cost as
- * much as the command, for at most CLGC__SPIN_NS of CPU a wait. */
+/* A polling wait looks without a pause for the first CLGC__SPIN_NS of
+ * the wait, then in futex sleeps on the backoff schedule
+ * (clgc__backoff_gap, driver.h). The looks catch a short command (a saxpy
+ * on a GPU) without a sleep, whose wakeup can cost as much as the
+ * command, for at most CLGC__SPIN_NS of CPU a wait. */
 #define CLGC__SPIN_NS 20000L
-#define CLGC__BACKOFF_MIN_NS 10000L
-#define CLGC__BACKOFF_MAX_NS 1000000L
 #define CLGC__SLACK_NS 1000
 
 /* How long a sampling wait polls: a longer one gives its sample up, hands
@@ -446,17 +443,11 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
             end = CLGC__HANDED_OVER;
             break;
         }
-        interval = (now - a->start) / 8;
-        if (interval < CLGC__BACKOFF_MIN_NS)
-            interval = CLGC__BACKOFF_MIN_NS;
-        else if (interval >= CLGC__BACKOFF_MAX_NS) {
-            interval = CLGC__BACKOFF_MAX_NS;
-            if (!b->registered) {
-                b->registered = 1;
-                if (clgc__wait_register(w, b->gen, b->handle, n, events,
-                                        &refused))
-                    break;
-            }
+        interval = clgc__backoff_gap(now - a->start);
+        if (interval == CLGC__BACKOFF_MAX_NS && !b->registered) {
+            b->registered = 1;
+            if (clgc__wait_register(w, b->gen, b->handle, n, events, &refused))
+                break;
         }
         ts = (struct timespec){0, interval};
         if (clgc__slot_fired(w))
@@ -489,8 +480,8 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
  * docs/performance.md). A failed command is not measured:
  * PoCL never calls back for a failed user event, which is not lateness. */
 static void
-clgc__measure(struct clgc__wait_slot *w, uint32_t gen, int platform,
-              const struct clgc__wait_args *a)
+clgc__measure(struct clgc__wait_slot *w, uint32_t gen,
+              const struct clgc__wait_args *a, struct clgc__outcome *o)
 {
     long seen = clgc__clock_ns(CLOCK_MONOTONIC), now = seen;
     uint64_t fired;
@@ -507,8 +498,10 @@ clgc__measure(struct clgc__wait_slot *w, uint32_t gen, int platform,
         syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
         now = clgc__clock_ns(CLOCK_MONOTONIC);
     }
+    o->sampled = 1;
+    o->sample_ns = seen - a->start;
     if (!clgc__slot_fired(w)) {
-        clgc__driver_lateness(platform, seen - a->start, CLGC__LATE_NS);
+        o->lateness = CLGC__LATE_NS;
         return;
     }
     fired = __atomic_load_n(&w->fired, __ATOMIC_ACQUIRE);
@@ -516,124 +509,168 @@ clgc__measure(struct clgc__wait_slot *w, uint32_t gen, int platform,
     if ((uint32_t)(fired >> 32) !=
         clgc__handle_gen_bits(gen, CLGC__HANDLE_SHIFT))
         late = (int32_t)(now - seen);
-    clgc__driver_lateness(platform, seen - a->start, late > 0 ? late : 0);
+    o->lateness = late > 0 ? late : 0;
 }
 
-/* Sleep until the events are done, as the plan says (driver.h):
- * CLGC__PLAN_CALLBACK registers a callback on every event and sleeps
- * until the last one (one that tries a late platform's callbacks,
- * CLGC__BECAUSE_TRYING, holds the sampler and tells the learner how long
- * it took); the others poll on the backoff schedule with the
- * callbacks as a backstop, registered first when the wait samples
- * (CLGC__PLAN_SAMPLE teaches the learner, for CLGC__SAMPLE_MAX_NS at
- * most, and hands the sampler back), and CLGC__PLAN_BACKOFF_THEN_OWN
- * polls for CLGC__OWN_AFTER_NS only. Returns the path; CLGC_WAIT_PATH_OWN
- * if it handed over to the driver's wait; or CLGC_WAIT_PATH_NONE if there
- * was no slot, or if some event refused the callback the sleep needed:
- * the caller then falls back to the driver's wait. */
-static clgc_wait_path_t
-clgc__sleep_until_fired(struct clgc__wait_args *a, struct clgc__plan plan,
-                        int platform)
-{
-    clgc_wait_path_t path = CLGC_WAIT_PATH_CALLBACK;
-    struct clgc__wait_slot *w = clgc__slot_take();
-    struct clgc__backstop b = {0, NULL, 0};
-    enum clgc__plan_kind kind = plan.kind;
-    int refused = 0, asked = !plan.ask_long;
+/* A wait's sleep, as its plan's kinds take it in turn
+ * (clgc__sleep_until_fired): its slot, the callbacks registered on it,
+ * whether it is past CLGC__LONG_NS (asked: the long commands' plan), and
+ * what came of it. */
+struct clgc__sleep {
+    struct clgc__wait_args *a;
+    struct clgc__wait_slot *w;
+    struct clgc__backstop b;
     unsigned seq;
+    int refused, asked;
+    clgc_wait_path_t path;
+    struct clgc__outcome *o;
+};
 
-    if (w == NULL) {
-        if (kind == CLGC__PLAN_SAMPLE || plan.why == CLGC__BECAUSE_TRYING)
-            clgc__driver_sampled(platform);
-        return CLGC_WAIT_PATH_NONE;
+/* How a kind's part of the sleep ended. */
+enum clgc__step {
+    CLGC__STEP_DONE,     /* the events are done, or the sleep cannot go on */
+    CLGC__STEP_LONG,     /* not done by CLGC__LONG_NS: the long plan next */
+    CLGC__STEP_GIVEN_UP, /* a sample given up: the long plan, unsampled */
+    CLGC__STEP_OWN       /* the driver's own wait next */
+};
+
+/* Register a callback on every event, once: whether the last has fired
+ * already (the waiter's share was the last). */
+static int
+clgc__sleep_register(struct clgc__sleep *s)
+{
+    if (s->b.registered)
+        return 0;
+    s->b.registered = 1;
+    return clgc__wait_register(s->w, s->b.gen, s->b.handle, s->a->n,
+                               s->a->events, &s->refused);
+}
+
+/* CLGC__PLAN_CALLBACK: sleep until the last callback, or until
+ * CLGC__LONG_NS for a wait that asks then. */
+static enum clgc__step
+clgc__sleep_on_callbacks(struct clgc__sleep *s)
+{
+    struct clgc__wait_args *a = s->a;
+
+    s->path = CLGC_WAIT_PATH_CALLBACK;
+    if (clgc__sleep_register(s) || s->refused)
+        return CLGC__STEP_DONE;
+    if (s->asked) {
+        clgc__sleep(s->w, s->seq, a->n, a->events);
+        return CLGC__STEP_DONE;
     }
+    return clgc__sleep_until(s->w, &s->seq, a->n, a->events,
+                             a->start + CLGC__LONG_NS)
+               ? CLGC__STEP_DONE
+               : CLGC__STEP_LONG;
+}
+
+/* CLGC__PLAN_SAMPLE, _BACKOFF and _BACKOFF_THEN_OWN: look on the backoff
+ * schedule, the callbacks registered first by a sample (which measures
+ * their lateness against its own look, for CLGC__SAMPLE_MAX_NS at most),
+ * else as a backstop; until CLGC__LONG_NS for a wait that asks then, and
+ * CLGC__OWN_AFTER_NS before the driver's own wait. */
+static enum clgc__step
+clgc__sleep_on_looks(struct clgc__sleep *s, enum clgc__plan_kind kind)
+{
+    struct clgc__wait_args *a = s->a;
+    struct clgc__outcome *o = s->o;
+    long until = kind == CLGC__PLAN_BACKOFF_THEN_OWN ? CLGC__OWN_AFTER_NS
+                 : !s->asked                         ? CLGC__LONG_NS
+                 : kind == CLGC__PLAN_SAMPLE         ? CLGC__SAMPLE_MAX_NS
+                                                     : 0;
+
+    s->path = CLGC_WAIT_PATH_CALLBACK;
+    if (kind == CLGC__PLAN_SAMPLE && clgc__sleep_register(s))
+        return CLGC__STEP_DONE;
+    switch (clgc__sleep_backoff(s->w, s->seq, a, &s->b, until)) {
+    case CLGC__BY_LOOK:
+        s->path = CLGC_WAIT_PATH_BACKOFF;
+        if (kind == CLGC__PLAN_SAMPLE && !s->refused)
+            clgc__measure(s->w, s->b.gen, a, o);
+        return CLGC__STEP_DONE;
+    case CLGC__BY_CALLBACK:
+        if (kind == CLGC__PLAN_SAMPLE) {
+            o->sampled = 1;
+            o->sample_ns = clgc__clock_ns(CLOCK_MONOTONIC) - a->start;
+            o->lateness = 0;
+        }
+        return CLGC__STEP_DONE;
+    default:
+        break;
+    }
+    if (kind == CLGC__PLAN_BACKOFF_THEN_OWN)
+        return CLGC__STEP_OWN;
+    return s->asked ? CLGC__STEP_GIVEN_UP : CLGC__STEP_LONG;
+}
+
+/* Sleep until the events are done, as the plan says (driver.h), the short
+ * commands' plan until CLGC__LONG_NS (or the whole wait, without
+ * ask_long), then the long ones': on callbacks (clgc__sleep_on_callbacks),
+ * on looks (clgc__sleep_on_looks), or in the driver's own wait. A wait
+ * that samples, or tries a late platform's callbacks alone
+ * (CLGC__BECAUSE_TRYING), holds the platform's sampler: it hands it back
+ * with its outcome, or at once when a sample is given up and the wait
+ * goes on. Returns the path; CLGC_WAIT_PATH_OWN to hand over to the
+ * driver's wait; or CLGC_WAIT_PATH_NONE if there was no slot, or if some
+ * event refused the callback the sleep needed: the caller then falls back
+ * to the driver's wait. */
+static clgc_wait_path_t
+clgc__sleep_until_fired(struct clgc__wait_args *a, int platform,
+                        struct clgc__outcome *o)
+{
+    struct clgc__sleep s = {a,
+                            clgc__slot_take(),
+                            {0, NULL, 0},
+                            0,
+                            0,
+                            !o->plan.ask_long,
+                            CLGC_WAIT_PATH_CALLBACK,
+                            o};
+    enum clgc__plan_kind kind = o->plan.kind;
+    enum clgc__step step;
+
+    o->sampler =
+        kind == CLGC__PLAN_SAMPLE || o->plan.why == CLGC__BECAUSE_TRYING;
+    if (s.w == NULL)
+        return CLGC_WAIT_PATH_NONE;
     /* The futex word before anything can move it: a kick from here on
      * makes the first sleep return at once. */
-    seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
-    b.gen = (uint32_t)(__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) >> 32);
-    b.handle = (void *)clgc__handle_make((uint32_t)(w - clgc__slots), b.gen,
-                                         CLGC__HANDLE_SHIFT);
-    __atomic_store_n(&w->state, ((uint64_t)b.gen << 32) | ((uint64_t)a->n + 1),
+    s.seq = __atomic_load_n(&s.w->seq, __ATOMIC_ACQUIRE);
+    s.b.gen = (uint32_t)(__atomic_load_n(&s.w->state, __ATOMIC_ACQUIRE) >> 32);
+    s.b.handle = (void *)clgc__handle_make((uint32_t)(s.w - clgc__slots),
+                                           s.b.gen, CLGC__HANDLE_SHIFT);
+    __atomic_store_n(&s.w->state,
+                     ((uint64_t)s.b.gen << 32) | ((uint64_t)a->n + 1),
                      __ATOMIC_RELEASE);
-    /* The short commands' plan until CLGC__LONG_NS (or the whole wait,
-     * without ask_long), then the long ones'. */
     for (;;) {
-        long until;
-
-        if ((kind == CLGC__PLAN_CALLBACK || kind == CLGC__PLAN_SAMPLE) &&
-            !b.registered) {
-            b.registered = 1;
-            /* If the waiter's share is the last, every callback has
-             * fired. */
-            if (clgc__wait_register(w, b.gen, b.handle, a->n, a->events,
-                                    &refused))
-                break;
-        }
-        if (kind == CLGC__PLAN_CALLBACK) {
-            if (refused)
-                break;
-            if (asked) {
-                clgc__sleep(w, seq, a->n, a->events);
-                break;
-            }
-            if (clgc__sleep_until(w, &seq, a->n, a->events,
-                                  a->start + CLGC__LONG_NS))
-                break;
-        } else if (kind == CLGC__PLAN_OWN) {
-            path = CLGC_WAIT_PATH_OWN;
+        step = kind == CLGC__PLAN_OWN        ? CLGC__STEP_OWN
+               : kind == CLGC__PLAN_CALLBACK ? clgc__sleep_on_callbacks(&s)
+                                             : clgc__sleep_on_looks(&s, kind);
+        if (step == CLGC__STEP_DONE)
             break;
-        } else {
-            until = kind == CLGC__PLAN_BACKOFF_THEN_OWN ? CLGC__OWN_AFTER_NS
-                    : !asked                            ? CLGC__LONG_NS
-                    : kind == CLGC__PLAN_SAMPLE         ? CLGC__SAMPLE_MAX_NS
-                                                        : 0;
-            switch (clgc__sleep_backoff(w, seq, a, &b, until)) {
-            case CLGC__BY_LOOK:
-                path = CLGC_WAIT_PATH_BACKOFF;
-                if (kind == CLGC__PLAN_SAMPLE && !refused)
-                    clgc__measure(w, b.gen, platform, a);
-                goto out;
-            case CLGC__BY_CALLBACK:
-                if (kind == CLGC__PLAN_SAMPLE)
-                    clgc__driver_lateness(
-                        platform, clgc__clock_ns(CLOCK_MONOTONIC) - a->start,
-                        0);
-                goto out;
-            case CLGC__HANDED_OVER:
-                break;
-            }
-            if (kind == CLGC__PLAN_BACKOFF_THEN_OWN) {
-                path = CLGC_WAIT_PATH_OWN;
-                break;
-            }
-            if (asked) {
-                /* A sample given up: the rest of the wait as the long
-                 * commands' plan says, without a sample. */
-                clgc__driver_sampled(platform);
-                kind = clgc__driver_plan_long(platform, 0).kind;
-                continue;
-            }
+        if (step == CLGC__STEP_OWN) {
+            s.path = CLGC_WAIT_PATH_OWN;
+            break;
+        }
+        if (o->sampler && kind == CLGC__PLAN_SAMPLE) {
+            clgc__driver_sampled(platform);
+            o->sampler = 0;
         }
         /* Not over by CLGC__LONG_NS: a long command, whose class may be
-         * learned otherwise (late, or not yet). */
-        asked = 1;
-        if (kind == CLGC__PLAN_SAMPLE)
-            clgc__driver_sampled(platform);
-        kind = clgc__driver_plan_long(platform, 1).kind;
+         * learned otherwise (late, or not yet); or the rest of a wait
+         * whose sample was given up, unsampled. */
+        s.asked = 1;
+        kind = clgc__driver_plan_long(platform, step == CLGC__STEP_LONG).kind;
+        o->sampler |= kind == CLGC__PLAN_SAMPLE;
     }
-out:
-    if (plan.why == CLGC__BECAUSE_TRYING) {
-        /* Its wall time up to the last callback, if they all came. */
-        long wall = clgc__clock_ns(CLOCK_MONOTONIC) - a->start;
-
-        if (!refused && clgc__events_outcome(a->n, a->events) == CL_SUCCESS)
-            clgc__driver_tried(platform, wall);
-        clgc__driver_sampled(platform);
-    } else if (kind == CLGC__PLAN_SAMPLE) {
-        clgc__driver_sampled(platform);
-    }
-    clgc__slot_give_back(w, b.gen);
-    return kind == CLGC__PLAN_CALLBACK && refused ? CLGC_WAIT_PATH_NONE : path;
+    /* A try's wall time counts if all its callbacks came. */
+    o->tried = o->plan.why == CLGC__BECAUSE_TRYING && !s.refused &&
+               clgc__events_outcome(a->n, a->events) == CL_SUCCESS;
+    clgc__slot_give_back(s.w, s.b.gen);
+    return kind == CLGC__PLAN_CALLBACK && s.refused ? CLGC_WAIT_PATH_NONE
+                                                    : s.path;
 }
 
 /* How long the calling thread has waited in a run queue for a CPU, in
@@ -670,23 +707,23 @@ clgc__queued_ns(void)
  * however loaded the machine, while its CPU time is whatever share of a
  * CPU it got. */
 static void
-clgc__own_wait(struct clgc__wait_args *a, int platform, int sample)
+clgc__own_wait(struct clgc__wait_args *a, struct clgc__outcome *o)
 {
-    long t0 = 0, c0 = 0, q0 = -1, q1, busy;
+    long t0 = 0, c0 = 0, q0 = -1, q1;
 
-    if (sample) {
+    if (o != NULL) {
         t0 = clgc__clock_ns(CLOCK_MONOTONIC);
         c0 = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID);
         q0 = clgc__queued_ns();
     }
     CLGC__CL(clWaitForEvents)(a->n, a->events);
-    if (sample) {
-        busy = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    if (o != NULL) {
+        o->own = 1;
+        o->own_busy = clgc__clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         q1 = clgc__queued_ns();
         if (q0 >= 0 && q1 >= q0)
-            busy += q1 - q0;
-        clgc__driver_own_sample(platform, clgc__clock_ns(CLOCK_MONOTONIC) - t0,
-                                busy);
+            o->own_busy += q1 - q0;
+        o->own_wall = clgc__clock_ns(CLOCK_MONOTONIC) - t0;
     }
 }
 
@@ -695,45 +732,39 @@ clgc__wait_body(void *p)
 {
     struct clgc__wait_args *a = p;
     clgc_wait_path_t path = CLGC_WAIT_PATH_POLL;
-    struct clgc__plan plan;
-    long budget = atomic_load(&clgc__poll_ns), learned;
-    int platform, done, first;
+    struct clgc__outcome o;
+    long budget = atomic_load(&clgc__poll_ns);
+    int platform, first;
 
     a->ret = clgc__events_flush(a->n, a->events);
     if (a->ret != CL_SUCCESS)
         return NULL;
+    memset(&o, 0, sizeof(o));
     /* One platform: the flush refused events of two contexts. */
     platform = clgc__driver_of(a->events[0]);
     /* The budget set, or what is learned to win for short commands. */
-    learned = clgc__driver_poll_ns(platform);
-    done = clgc__poll(a, learned > budget ? learned : budget, &first);
-    if (!done) {
-        plan = clgc__driver_plan(platform);
-        if (plan.kind == CLGC__PLAN_OWN) {
-            clgc__own_wait(a, platform, 0);
+    o.learned = clgc__driver_poll_ns(platform);
+    o.polled_done =
+        clgc__poll(a, o.learned > budget ? o.learned : budget, &first);
+    o.measured = budget == 0 && !first;
+    if (!o.polled_done) {
+        o.plan = clgc__driver_plan(platform);
+        o.planned = 1;
+        if (o.plan.kind == CLGC__PLAN_OWN) {
+            clgc__own_wait(a, NULL);
             path = CLGC_WAIT_PATH_OWN;
         } else {
-            path = clgc__sleep_until_fired(a, plan, platform);
+            path = clgc__sleep_until_fired(a, platform, &o);
             if (path == CLGC_WAIT_PATH_OWN)
-                clgc__own_wait(a, platform, 1);
+                clgc__own_wait(a, &o);
         }
         if (path == CLGC_WAIT_PATH_NONE) {
             CLGC__CL(clWaitForEvents)(a->n, a->events);
             path = CLGC_WAIT_PATH_BLOCKING;
         }
-        if (!plan.ask_long)
-            clgc__driver_ended(platform, a->start);
-        /* What a wait on the late plan takes: what a try on callbacks
-         * alone is held against (driver.c). */
-        if (plan.why == CLGC__BECAUSE_LATE ||
-            plan.why == CLGC__BECAUSE_OWN_LEARNING ||
-            plan.why == CLGC__BECAUSE_OWN_SLEEPS)
-            clgc__driver_waited(platform,
-                                clgc__clock_ns(CLOCK_MONOTONIC) - a->start);
     }
-    clgc__driver_polled(platform, learned, done,
-                        clgc__clock_ns(CLOCK_MONOTONIC) - a->start,
-                        budget == 0 && !first);
+    o.wall = clgc__clock_ns(CLOCK_MONOTONIC) - a->start;
+    clgc__driver_learn(platform, &o);
     clgc__last_path = path;
     a->ret = clgc__events_outcome(a->n, a->events);
     /* A status read as CL_COMPLETE is no synchronization point (OpenCL

@@ -29,9 +29,9 @@
  * CLGC_WAIT_BACKOFF: clgc__driver_looks), a watch is also "fast":
  * the watcher delivers it as soon as a look sees its event reach the
  * status registered for, without waiting for the callback. Fast watches
- * are looked at on a backoff schedule: CLGC__FAST_MIN_NS after the newest
- * was armed, then at an eighth of the time since, up to CLGC__FAST_MAX_NS
- * apart; and never sooner after a look than CLGC__FAST_CPU times the CPU
+ * are looked at on the waits' backoff schedule (clgc__backoff_gap,
+ * driver.h), its time counted from when the newest was armed; and never
+ * sooner after a look than CLGC__FAST_CPU times the CPU
  * that look took, so the watcher spends at most about a tenth of a core
  * however many are pending. These looks read only the fast watches.
  * While a platform is still being learned (by the waits, wait.c), its
@@ -59,8 +59,6 @@
  * pending, before it sleeps until signalled: a notification made within
  * two seconds of the last one's delivery finds it awake. */
 #define CLGC__WATCH_LINGER_NS 2000000000L
-#define CLGC__FAST_MIN_NS 10000L
-#define CLGC__FAST_MAX_NS 1000000L
 #define CLGC__FAST_CPU 10
 
 /* An id is a handle (handle.h) of CLGC__WATCH_SHIFT index bits. */
@@ -316,23 +314,18 @@ clgc__scan(int fast_only)
     pthread_mutex_lock(&clgc__watch_lock);
 }
 
-/* When the next fast look is due: after the newest fast watch was armed,
- * CLGC__FAST_MIN_NS, then an eighth of the time since, at most
- * CLGC__FAST_MAX_NS; and CLGC__FAST_CPU times the last look's length
- * after it. */
+/* When the next fast look is due: on the backoff schedule from when the
+ * newest fast watch was armed, and CLGC__FAST_CPU times the last look's
+ * length after it at least. */
 static long
 clgc__fast_due(long last, long took)
 {
-    long since = last - clgc__fast_since, gap = since / 8;
+    long since = last - clgc__fast_since, gap = clgc__backoff_gap(since);
 
-    if (gap < CLGC__FAST_MIN_NS)
-        gap = CLGC__FAST_MIN_NS;
-    else if (gap > CLGC__FAST_MAX_NS)
-        gap = CLGC__FAST_MAX_NS;
     if (gap < CLGC__FAST_CPU * took)
         gap = CLGC__FAST_CPU * took;
     if (since < 0) /* armed after the last look */
-        return clgc__fast_since + CLGC__FAST_MIN_NS;
+        return clgc__fast_since + CLGC__BACKOFF_MIN_NS;
     return last + gap;
 }
 
@@ -523,7 +516,7 @@ clgc__watch_arm(struct clgc__watch_slot *s, int fast, long now)
     s->armed_ns = now;
     s->armed = 1;
     /* The watcher is woken when it sleeps until signalled, and for every
-     * fast watch: its looks start again at CLGC__FAST_MIN_NS. Otherwise
+     * fast watch: its looks start again at CLGC__BACKOFF_MIN_NS. Otherwise
      * its slow period's next wakeup finds this one. */
     if (fast) {
         s->fast = 1;

@@ -115,6 +115,11 @@ struct lclgc_post *lclgc_post_new(lua_State *L, int fn_idx, int arg_idx,
 int lclgc_post_queue(struct lclgc_post *p, cl_int status);
 void lclgc_post_run(struct lclgc_post *p, cl_int status);
 void lclgc_post_free(struct lclgc_post *p);
+/* OpenCL callbacks whose data is a post: they run it with the status
+ * (an event's; CL_SUCCESS for a buffer's destruction). levent.c. */
+void CL_CALLBACK lclgc_event_callback(cl_event event, cl_int status,
+                                      void *post);
+void CL_CALLBACK lclgc_mem_destroyed(cl_mem mem, void *post);
 int lclgc_job_start(lua_State *L, struct lclgc_job *job, const char *fn);
 int lclgc_is_draining(lua_State *L);
 int lclgc_state_pending(lclgc_state *st);

@@ -291,7 +291,7 @@ waited:
 }
 
 /* The event callback, deferred: runs in a drain on the owner thread. */
-static void CL_CALLBACK
+void CL_CALLBACK
 lclgc_event_callback(cl_event event, cl_int status, void *post)
 {
     (void)event;
@@ -338,7 +338,7 @@ lclgc_destroyed(void *object, void *post)
     lclgc_post_run(post, CL_SUCCESS);
 }
 
-static void CL_CALLBACK
+void CL_CALLBACK
 lclgc_mem_destroyed(cl_mem mem, void *post)
 {
     lclgc_destroyed(mem, post);

@@ -131,20 +131,6 @@ lclgc_noop(lua_State *L)
     return 0;
 }
 
-static void CL_CALLBACK
-lclgc_kept_done(cl_event ev, cl_int status, void *post)
-{
-    (void)ev;
-    lclgc_post_run(post, status);
-}
-
-static void CL_CALLBACK
-lclgc_kept_destroyed(cl_mem mem, void *post)
-{
-    (void)mem;
-    lclgc_post_run(post, CL_SUCCESS);
-}
-
 /* Keep the value at idx until ev completes, or, without ev, until mem is
  * destroyed; if that cannot be registered, wait for ev here (mem: the
  * call's caller gets an error and the object is released). */
@@ -159,10 +145,11 @@ lclgc_keep(lua_State *L, int idx, cl_event ev, cl_mem mem)
     p = lclgc_post_new(L, -1, idx, "clgc.call");
     lua_pop(L, 1);
     (void)clgc_callbacks_defer(lclgc_state_queue(lclgc_state_get(L)));
-    err = ev != NULL
-              ? clgc_clSetEventCallback(ev, CL_COMPLETE, lclgc_kept_done, p)
-              : clgc_clSetMemObjectDestructorCallback(mem, lclgc_kept_destroyed,
-                                                      p);
+    err =
+        ev != NULL
+            ? clgc_clSetEventCallback(ev, CL_COMPLETE, lclgc_event_callback, p)
+            : clgc_clSetMemObjectDestructorCallback(mem, lclgc_mem_destroyed,
+                                                    p);
     (void)clgc_callbacks_defer(before);
     if (err == CL_SUCCESS)
         return;

@@ -106,6 +106,9 @@ void clgc_ml_drop_kept(void);
 /* Keep Bigarray ba until ev completes (or fails): 0, or an OpenCL error
  * (nothing kept: the caller waits for ev instead). */
 cl_int clgc_ml_keep_until_complete(cl_event ev, value ba);
+/* The size in bytes of memory object m (a handle the stub holds);
+ * raises clGetMemObjectInfo's error. */
+size_t clgc_ml_mem_size(void *m);
 /* Keep Bigarray ba until OpenCL destroys memory object m (its memory
  * the Bigarray's): 0, or an OpenCL error (nothing kept). */
 cl_int clgc_ml_keep_until_destroyed(cl_mem m, value ba);

@@ -135,6 +135,42 @@ ml_opt_sizes(value opt, size_t out[3], size_t rest, const char *who)
     return 1;
 }
 
+/* The shape of image m (a handle the stub holds). */
+static void
+ml_shape(void *m, clgc_image_shape_t *shape)
+{
+    ML_CHECK(clgc_image_shape(m, shape), "clGetImageInfo");
+}
+
+/* The box of an image of that shape at origin and region (both
+ * optional: the corner, the rest of the image; given: a region already
+ * known, a copy's source's, used when region is None), checked before
+ * OpenCL sees it (clgc_image_box): CL_INVALID_VALUE as call's, saying
+ * what is wrong, after "side: " where side is not NULL. Its size in
+ * bytes, packed. */
+static size_t
+ml_box(const clgc_image_shape_t *shape, value origin, value region,
+       const size_t *given, size_t o[3], size_t box[3], const char *call,
+       const char *side, const char *who)
+{
+    size_t r[3], bytes = 0;
+    const char *wrong;
+
+    ml_opt_sizes(origin, o, 0, who);
+    if (ml_opt_sizes(region, r, 1, who))
+        given = r;
+    wrong = clgc_image_box(shape, o, given, box, &bytes);
+    if (wrong != NULL && side != NULL) {
+        char message[160];
+
+        snprintf(message, sizeof(message), "%s: %s", side, wrong);
+        clgc_ml_raise(CL_INVALID_VALUE, call, message);
+    }
+    if (wrong != NULL)
+        clgc_ml_raise(CL_INVALID_VALUE, call, wrong);
+    return bytes;
+}
+
 /* image_transfer queue image ba origin region blocking write wait: the
  * box of origin and region (both optional: the corner, the rest of the
  * image) packed in the Bigarray, which must hold at least its bytes. */
@@ -146,27 +182,22 @@ ml_clgc_image_transfer(value queue, value image, value ba, value origin,
     CAMLxparam3(blocking, write, wait);
     ML_STUB;
     const char *who = Bool_val(write) ? "Clgc.write_image" : "Clgc.read_image";
+    const char *call =
+        Bool_val(write) ? "clEnqueueWriteImage" : "clEnqueueReadImage";
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
     void *m = clgc_ml_get_mem(image, CLGC_ARG_IMAGE, who);
     cl_bool block = Bool_val(blocking) ? CL_TRUE : CL_FALSE;
     clgc_image_shape_t shape;
-    size_t o[3], r[3], box[3], bytes = 0;
-    const char *wrong;
+    size_t o[3], box[3];
     cl_uint n;
     cl_event *w, ev = NULL;
     cl_int err;
 
-    ML_CHECK(clgc_image_shape(m, &shape), "clGetImageInfo");
-    ml_opt_sizes(origin, o, 0, who);
-    wrong = clgc_image_box(
-        &shape, o, ml_opt_sizes(region, r, 1, who) ? r : NULL, box, &bytes);
-    if (wrong == NULL && caml_ba_byte_size(Caml_ba_array_val(ba)) < bytes)
-        wrong = "the Bigarray is smaller than the region";
-    if (wrong != NULL)
-        clgc_ml_raise(CL_INVALID_VALUE,
-                      Bool_val(write) ? "clEnqueueWriteImage"
-                                      : "clEnqueueReadImage",
-                      wrong);
+    ml_shape(m, &shape);
+    if (caml_ba_byte_size(Caml_ba_array_val(ba)) <
+        ml_box(&shape, origin, region, NULL, o, box, call, NULL, who))
+        clgc_ml_raise(CL_INVALID_VALUE, call,
+                      "the Bigarray is smaller than the region");
     w = clgc_ml_events(wait, &n, who);
     if (Bool_val(write))
         err = clgc_clEnqueueWriteImage(q, m, block, o, box, 0, 0,
@@ -175,9 +206,7 @@ ml_clgc_image_transfer(value queue, value image, value ba, value origin,
         err = clgc_clEnqueueReadImage(q, m, block, o, box, 0, 0,
                                       Caml_ba_data_val(ba), n, w, &ev);
     free(w);
-    ML_RETURN(clgc_ml_transferred(err, ev, block, ba,
-                                  Bool_val(write) ? "clEnqueueWriteImage"
-                                                  : "clEnqueueReadImage"));
+    ML_RETURN(clgc_ml_transferred(err, ev, block, ba, call));
 }
 
 value
@@ -219,31 +248,6 @@ ml_clgc_sampler(value context, value normalized, value addressing, value filter)
     ML_RETURN(clgc_ml_wrap(ML_SAMPLER, s));
 }
 
-/* The box of image m at origin and region (both optional), checked as
- * ml_clgc_image_transfer checks it; given: a region already known (a
- * copy's source's), used when region is None. Its size in bytes. */
-static size_t
-ml_box(void *m, value origin, value region, const size_t *given, size_t o[3],
-       size_t box[3], const char *call, const char *side, const char *who)
-{
-    clgc_image_shape_t shape;
-    size_t r[3], bytes = 0;
-    const char *wrong;
-
-    ML_CHECK(clgc_image_shape(m, &shape), "clGetImageInfo");
-    ml_opt_sizes(origin, o, 0, who);
-    if (ml_opt_sizes(region, r, 1, who))
-        given = r;
-    wrong = clgc_image_box(&shape, o, given, box, &bytes);
-    if (wrong != NULL) {
-        char message[160];
-
-        snprintf(message, sizeof(message), "%s: %s", side, wrong);
-        clgc_ml_raise(CL_INVALID_VALUE, call, message);
-    }
-    return bytes;
-}
-
 /* fill_image queue image color origin region wait: color Float4 (floats)
  * for a normalized or float format, Int4 (int32s) for an integer one, as
  * OpenCL reads the 16 bytes by the image's channel type. */
@@ -269,7 +273,7 @@ ml_clgc_fill_image(value queue, value image, value color, value origin,
     cl_event *w, ev = NULL;
     cl_int err;
 
-    ML_CHECK(clgc_image_shape(m, &shape), "clGetImageInfo");
+    ml_shape(m, &shape);
     switch (shape.format.image_channel_data_type) {
     case CL_SIGNED_INT8:
     case CL_SIGNED_INT16:
@@ -295,7 +299,7 @@ ml_clgc_fill_image(value queue, value image, value color, value origin,
             pattern.i[k] = Int32_val(Field(c, k));
         else
             pattern.f[k] = (cl_float)Double_flat_field(c, k);
-    ml_box(m, origin, region, NULL, o, box, call, "the image", who);
+    ml_box(&shape, origin, region, NULL, o, box, call, "the image", who);
     w = clgc_ml_events(wait, &n, who);
     err = clgc_clEnqueueFillImage(q, m, &pattern, o, box, n, w, &ev);
     free(w);
@@ -324,13 +328,16 @@ ml_clgc_copy_image(value queue, value src, value dst, value src_origin,
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
     void *s = clgc_ml_get_mem(src, CLGC_ARG_IMAGE, who);
     void *d = clgc_ml_get_mem(dst, CLGC_ARG_IMAGE, who);
+    clgc_image_shape_t ss, ds;
     size_t so[3], dorig[3], box[3], dbox[3];
     cl_uint n;
     cl_event *w, ev = NULL;
     cl_int err;
 
-    ml_box(s, src_origin, region, NULL, so, box, call, "the source", who);
-    ml_box(d, dst_origin, Val_none, box, dorig, dbox, call, "the destination",
+    ml_shape(s, &ss);
+    ml_shape(d, &ds);
+    ml_box(&ss, src_origin, region, NULL, so, box, call, "the source", who);
+    ml_box(&ds, dst_origin, Val_none, box, dorig, dbox, call, "the destination",
            who);
     w = clgc_ml_events(wait, &n, who);
     err = clgc_clEnqueueCopyImage(q, s, d, so, dorig, box, n, w, &ev);
@@ -366,7 +373,8 @@ ml_clgc_image_buffer_copy(value queue, value image, value buffer, value origin,
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
     void *m = clgc_ml_get_mem(image, CLGC_ARG_IMAGE, who);
     void *b = clgc_ml_get_mem(buffer, CLGC_ARG_BUFFER, who);
-    size_t o[3], box[3], bytes, size = 0;
+    clgc_image_shape_t shape;
+    size_t o[3], box[3], bytes, size;
     cl_uint n;
     cl_event *w, ev = NULL;
     cl_int err;
@@ -374,9 +382,10 @@ ml_clgc_image_buffer_copy(value queue, value image, value buffer, value origin,
     if (Long_val(offset) < 0)
         caml_invalid_argument("Clgc.copy_image_to_buffer/copy_buffer_to_image: "
                               "a negative offset");
-    bytes = ml_box(m, origin, region, NULL, o, box, call, "the image", who);
-    ML_CHECK(clgc_clGetMemObjectInfo(b, CL_MEM_SIZE, sizeof(size), &size, NULL),
-             "clGetMemObjectInfo");
+    ml_shape(m, &shape);
+    bytes =
+        ml_box(&shape, origin, region, NULL, o, box, call, "the image", who);
+    size = clgc_ml_mem_size(b);
     if ((size_t)Long_val(offset) > size ||
         size - (size_t)Long_val(offset) < bytes)
         clgc_ml_raise(CL_INVALID_VALUE, call,

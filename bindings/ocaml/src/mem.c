@@ -299,9 +299,8 @@ ml_clgc_copy_bc(value *argv, int argn)
                         argv[6]);
 }
 
-/* The size in bytes of buffer m (a handle the stub holds). */
-static size_t
-ml_mem_size(void *m)
+size_t
+clgc_ml_mem_size(void *m)
 {
     size_t size = 0;
 
@@ -360,7 +359,7 @@ ml_clgc_rect_transfer(value queue, value mem, value ba, value geometry,
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
     void *m = clgc_ml_get_mem(mem, CLGC_ARG_BUFFER, who);
     cl_bool block = Bool_val(blocking) ? CL_TRUE : CL_FALSE;
-    size_t size[2] = {ml_mem_size(m), ml_ba_bytes(ba)};
+    size_t size[2] = {clgc_ml_mem_size(m), ml_ba_bytes(ba)};
     struct ml_rect r;
     cl_uint n;
     cl_event *w, ev = NULL;
@@ -401,7 +400,7 @@ ml_clgc_copy_rect(value queue, value src, value dst, value geometry, value wait)
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
     void *s = clgc_ml_get_mem(src, CLGC_ARG_BUFFER, who);
     void *d = clgc_ml_get_mem(dst, CLGC_ARG_BUFFER, who);
-    size_t size[2] = {ml_mem_size(s), ml_mem_size(d)};
+    size_t size[2] = {clgc_ml_mem_size(s), clgc_ml_mem_size(d)};
     struct ml_rect r;
     cl_uint n;
     cl_event *w, ev = NULL;
@@ -492,7 +491,7 @@ ml_clgc_map(value queue, value mem, value flags, value offset, value size,
     void *q = clgc_ml_get(queue, ML_QUEUE, who);
     void *b = clgc_ml_get_mem(mem, CLGC_ARG_BUFFER, who);
     int k = Caml_ba_kind_val(kind);
-    size_t whole = ml_mem_size(b), off = (size_t)Long_val(offset), bytes;
+    size_t whole = clgc_ml_mem_size(b), off = (size_t)Long_val(offset), bytes;
     intnat elements;
     struct ml_mapping *m;
     cl_uint n;

@@ -41,16 +41,16 @@ let thread f x =
       with e -> fail "in a thread: %s" (Printexc.to_string e))
     x
 
+(* The platform of that name, or a failure. *)
+let platform name =
+  match
+    List.find_opt (fun p -> Clgc.string_info p "name" = name) (Array.to_list (Clgc.platforms ()))
+  with
+  | Some p -> p
+  | None -> fail "no platform %s (OCL_ICD_VENDORS?)" name
+
 let pocl () =
-  let platform =
-    match
-      List.find_opt
-        (fun p -> Clgc.string_info p "name" = "Portable Computing Language")
-        (Array.to_list (Clgc.platforms ()))
-    with
-    | Some p -> p
-    | None -> fail "no PoCL platform (OCL_ICD_VENDORS?)"
-  in
+  let platform = platform "Portable Computing Language" in
   let device = (Clgc.devices ~kind:`Cpu platform).(0) in
   let context = Clgc.context [| device |] in
   (platform, device, context)

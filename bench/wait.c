@@ -24,7 +24,9 @@
  * and the table gives the wall time of a launch and wait, and the CPU time
  * the waiting thread spent (CLOCK_THREAD_CPUTIME_ID), each the median over
  * the samples of the mean over a sample's launches. A first table shows the
- * polling budgets behind clgc's default, on saxpy over 4096 items.
+ * polling budgets behind clgc's default, on saxpy over 4096 items. The
+ * strategies take turns, a sample each, in a new order every round
+ * (shuffle.h).
  *
  * First it prints what a wait that lasts a second costs its thread while
  * the platform is still learned, against raw's. Before the tables,
@@ -60,6 +62,7 @@
 
 #include "bench.h"
 #include "seed.h"
+#include "shuffle.h"
 #include "clgc.h"
 #include "../tests/latecb.h"
 
@@ -244,13 +247,18 @@ table(const char *name, struct launch *l, int samples, int launches)
 {
     double wall[N_STRATEGIES][64], cpu[N_STRATEGIES][64];
     double mw[N_STRATEGIES], mc[N_STRATEGIES];
+    uint32_t draw = 2463534242u;
 
     for (int s = 0; s < N_STRATEGIES; s++) /* warm up */
         sample(l, (enum strategy)s, default_budget, 1, &wall[s][0], &cpu[s][0]);
-    for (int k = 0; k < samples; k++)
-        for (int s = 0; s < N_STRATEGIES; s++)
-            sample(l, (enum strategy)s, default_budget, launches, &wall[s][k],
-                   &cpu[s][k]);
+    for (int k = 0; k < samples; k++) {
+        int order[N_STRATEGIES];
+
+        bench_shuffle(order, N_STRATEGIES, &draw);
+        for (int i = 0; i < N_STRATEGIES; i++)
+            sample(l, (enum strategy)order[i], default_budget, launches,
+                   &wall[order[i]][k], &cpu[order[i]][k]);
+    }
     for (int s = 0; s < N_STRATEGIES; s++) {
         mw[s] = bench_median(wall[s], samples);
         mc[s] = bench_median(cpu[s], samples);

@@ -37,6 +37,7 @@
 #endif
 
 #include "../bench/seed.h"
+#include "../bench/shuffle.h"
 #include "../tests/refvm.h"
 #include "../tests/slow.h"
 #include "clgc.h"
@@ -633,17 +634,23 @@ cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Short launches, each wait in turn, on a thread of the runtime with the
- * others gone: the medians, and how clgc's waits finished. */
+/* Short launches, each wait in turn (in a new order every round), on a
+ * thread of the runtime with the others gone: the medians, and how clgc's
+ * waits finished. */
 static int
 time_waits(struct demo_result *out)
 {
     static double us[DEMO_WAITS][DEMO_SAMPLES];
+    uint32_t draw = 2463534242u;
     int failed = 0;
 
     run.vm->thread_start();
     for (int k = -3; k < DEMO_SAMPLES && !failed; k++) {
-        for (int w = 0; w < DEMO_WAITS && !failed; w++) {
+        int order[DEMO_WAITS];
+
+        bench_shuffle(order, DEMO_WAITS, &draw);
+        for (int i = 0; i < DEMO_WAITS && !failed; i++) {
+            int w = order[i];
             double t0 = now_ms();
 
             failed = spin_wait(SHORT_TRIPS, w) != CL_SUCCESS;

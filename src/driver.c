@@ -19,10 +19,12 @@
  * wait sees complete within CLGC__LONG_NS of its start, and long ones.
  * A wait that polls sees a callback's lateness; so a class is learned from
  * the waits that poll while it is not known yet, and from one wait in
- * CLGC__RESAMPLE_EVERY at random once it is known prompt (one in
- * CLGC__RESAMPLE_SUSPECT while a late sample is among its last few); the
- * watcher's looks on a late platform sample it too. A sample goes to the class
- * of the command it measured, by how long the command took:
+ * CLGC__RESAMPLE_EVERY at random once it is known prompt, each prompt
+ * sample halving how often, to one in 256 (one in CLGC__RESAMPLE_SUSPECT
+ * while a late sample is among its last few; a late one starts again at
+ * CLGC__RESAMPLE_EVERY); the watcher's looks on a late platform sample it
+ * too. A sample goes to the class of the command it measured, by how long
+ * the command took:
  *
  * - a callback that wakes the poller before its own look saw the events
  *   done is a prompt sample (lateness 0);
@@ -77,9 +79,12 @@
 
 #define CLGC__LEARN_SAMPLES 8
 /* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt class
- * late, and how often a wait samples a prompt class again. */
+ * late, and how often a wait samples a prompt class again: one wait in
+ * CLGC__RESAMPLE_EVERY, each prompt sample halving how often, down to one
+ * in CLGC__RESAMPLE_EVERY << CLGC__RESAMPLE_MAX_SHIFT. */
 #define CLGC__LATE_QUORUM 3
 #define CLGC__RESAMPLE_EVERY 16
+#define CLGC__RESAMPLE_MAX_SHIFT 4
 /* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
 #define CLGC__RESAMPLE_SUSPECT 2
 /* One wait in how many tries a late platform on its callbacks alone. */
@@ -113,8 +118,9 @@
 
 /* What is learned of one class of commands. */
 struct clgc__learned {
-    atomic_int learned; /* clgc_wait_driver_t */
-    atomic_int suspect; /* a late sample among the last few */
+    atomic_int learned;         /* clgc_wait_driver_t */
+    atomic_int suspect;         /* a late sample among the last few */
+    atomic_uint resample_shift; /* resampled one wait in EVERY << shift */
     atomic_uint prompt, late;
     long lateness[CLGC__LEARN_SAMPLES]; /* the last ones, a ring */
     unsigned nlateness;
@@ -209,6 +215,7 @@ clgc__strategy_set(clgc_wait_strategy_t s)
             atomic_store(&k->prompt, 0);
             atomic_store(&k->late, 0);
             atomic_store(&k->suspect, 0);
+            atomic_store(&k->resample_shift, 0);
             memset(k->lateness, 0, sizeof k->lateness);
             k->nlateness = 0;
             k->late_bits = 0;
@@ -266,13 +273,14 @@ clgc__learned(int platform, int c)
                                 memory_order_relaxed);
 }
 
-/* Whether this wait should sample class c again, which is learned prompt. Which
- * waits: one in CLGC__RESAMPLE_EVERY at random, never in step with a
- * program's own period. Every 16th wait is the same kind of wait in a
- * program that repeats four (clgc-bench wait's saxpy, saxpy, ~1 ms,
- * ~100 ms): the resampled waits would all be saxpy launches. A fixed
- * sequence of any step has periods of its own (a golden-ratio one spaces
- * its picks 8, 13 or 21 waits apart: never 2 or 3 modulo 4). */
+/* Whether this wait should sample class c again, which is learned prompt.
+ * Which waits: one in CLGC__RESAMPLE_EVERY << resample_shift at random,
+ * never in step with a program's own period. Every 16th wait is the same
+ * kind of wait in a program that repeats four (clgc-bench wait's saxpy,
+ * saxpy, ~1 ms, ~100 ms): the resampled waits would all be saxpy
+ * launches. A fixed sequence of any step has periods of its own (a
+ * golden-ratio one spaces its picks 8, 13 or 21 waits apart: never 2 or 3
+ * modulo 4). */
 static int
 clgc__resample(int platform, int c)
 {
@@ -281,7 +289,8 @@ clgc__resample(int platform, int c)
     return clgc__random() %
                (atomic_load_explicit(&k->suspect, memory_order_relaxed)
                     ? CLGC__RESAMPLE_SUSPECT
-                    : CLGC__RESAMPLE_EVERY) ==
+                    : CLGC__RESAMPLE_EVERY << atomic_load_explicit(
+                          &k->resample_shift, memory_order_relaxed)) ==
            0;
 }
 
@@ -343,6 +352,12 @@ clgc__driver_sample(struct clgc__driver *d, long duration, long lateness)
     case CLGC_WAIT_DRIVER_PROMPT:
         if (recent >= CLGC__LATE_QUORUM)
             clgc__turn_late(d, k);
+        /* Resampling follows a driver that changes; while it does not,
+         * each sample costs its wait the looks for nothing (a ~1 ms
+         * wait's CPU on PoCL, docs/performance.md). */
+        else if (!is_late &&
+                 atomic_load(&k->resample_shift) < CLGC__RESAMPLE_MAX_SHIFT)
+            atomic_fetch_add(&k->resample_shift, 1);
         break;
     default:
         /* Late: only a try on callbacks alone turns it prompt
@@ -350,6 +365,8 @@ clgc__driver_sample(struct clgc__driver *d, long duration, long lateness)
         break;
     }
     atomic_store_explicit(&k->suspect, recent > 0, memory_order_relaxed);
+    if (is_late)
+        atomic_store(&k->resample_shift, 0);
 }
 
 void

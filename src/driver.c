@@ -717,15 +717,27 @@ clgc__plan_for(int platform, int c, int may_sample)
      * same, or is not learned and no recent wait lasted that long: the
      * ask is a timed sleep, which costs a short wait microseconds that a
      * program of short commands alone would pay on every wait for
-     * nothing (clgc__driver_ended notes a long wait). */
+     * nothing (clgc__driver_learn notes a long wait). */
     int late = clgc__learned_overall(platform) == CLGC_WAIT_DRIVER_LATE;
     int learned = late ? CLGC_WAIT_DRIVER_LATE : clgc__learned(platform, c);
     int other =
         late ? CLGC_WAIT_DRIVER_LATE : clgc__learned(platform, CLGC__LONG);
-    int ask = c == CLGC__SHORT &&
-              (learned == CLGC_WAIT_DRIVER_LEARNING ||
-               (learned != other && (other != CLGC_WAIT_DRIVER_LEARNING ||
-                                     clgc__long_ask(platform))));
+    int ask;
+
+    /* A program whose commands all run long never teaches the short
+     * class, and each of its waits sampled its first 200 us (about 15
+     * looks). After a long wait, while only the long class is learned, a
+     * wait takes the long class's plan from its start: a short command's
+     * wait still teaches the short class when the last wait was short. */
+    if (c == CLGC__SHORT && learned == CLGC_WAIT_DRIVER_LEARNING &&
+        other != CLGC_WAIT_DRIVER_LEARNING &&
+        !atomic_load_explicit(&clgc__drivers[platform].last_short,
+                              memory_order_relaxed))
+        return clgc__plan_for(platform, CLGC__LONG, may_sample);
+    ask = c == CLGC__SHORT &&
+          (learned == CLGC_WAIT_DRIVER_LEARNING ||
+           (learned != other &&
+            (other != CLGC_WAIT_DRIVER_LEARNING || clgc__long_ask(platform))));
 
     switch (learned) {
     case CLGC_WAIT_DRIVER_PROMPT:

@@ -82,8 +82,9 @@ static struct clgc__wait_slot clgc__slots[CLGC__WAIT_SLOTS];
 static __thread unsigned clgc__slot_hint;
 
 /* When a sleeping waiter first looks at its events itself, and how far
- * apart its looks grow. */
-#define CLGC__RECHECK_NS 100000000L
+ * apart its looks grow. Each look is a wakeup that raw's wait does not
+ * have: at 100 ms, every wait of 100 ms or more paid one. */
+#define CLGC__RECHECK_NS 1000000000L
 #define CLGC__RECHECK_MAX_NS 1600000000L
 
 /* A polling wait looks without a pause for the first CLGC__SPIN_NS of
@@ -97,8 +98,13 @@ static __thread unsigned clgc__slot_hint;
 /* How long a sampling wait polls: a longer one gives its sample up, hands
  * the sampler back, and sleeps until its callbacks as a prompt platform's
  * waits do. Callbacks as late as drivers make them (driver.c) come well
- * within it, and a wait that never ends polls no longer than this. */
-#define CLGC__SAMPLE_MAX_NS 100000000L
+ * within it, and a wait that never ends polls no longer than this. Past
+ * CLGC__BACKOFF_MAX_NS of looks a sample's keep to an eighth of the time
+ * waited (clgc__sample_gap), so that commands of up to a second are
+ * learned, at about 70 looks for the longest: with looks a millisecond
+ * apart and a sample given up at 100 ms, a program whose commands all
+ * ran longer sampled every wait, and spent 2 to 3 ms of CPU on each. */
+#define CLGC__SAMPLE_MAX_NS 1000000000L
 
 /* While a late platform's own clWaitForEvents is learned, how long a wait
  * polls before it hands the rest to it: shorter waits (saxpy) never
@@ -409,14 +415,27 @@ enum clgc__backoff_end {
     CLGC__HANDED_OVER  /* until passed: the driver's wait's, or the sleep's */
 };
 
+/* The gap between a sample's looks: the backoff schedule's, then an
+ * eighth of the time waited however long. A look still sees a command end
+ * within an eighth of its time, so callbacks later than that are measured
+ * late (NVIDIA's, 15 to 20 ms late, for commands of up to about 120 ms);
+ * for longer commands such lateness is a small share of the wait. */
+static long
+clgc__sample_gap(long waited)
+{
+    long gap = clgc__backoff_gap(waited);
+
+    return waited / 8 > gap ? waited / 8 : gap;
+}
+
 /* The backoff schedule (CLGC__SPIN_NS and on): sleep until the last
  * callback has fired or the waiter's own look finds the events done,
  * whichever comes first, or, with until > 0, until the wait has lasted
- * that long. */
+ * that long; a sample's looks on clgc__sample_gap. */
 static enum clgc__backoff_end
 clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
                     struct clgc__wait_args *a, struct clgc__backstop *b,
-                    long until)
+                    long until, int sample)
 {
     cl_uint n = a->n;
     const cl_event *events = a->events;
@@ -443,13 +462,14 @@ clgc__sleep_backoff(struct clgc__wait_slot *w, unsigned seq,
             end = CLGC__HANDED_OVER;
             break;
         }
-        interval = clgc__backoff_gap(now - a->start);
-        if (interval == CLGC__BACKOFF_MAX_NS && !b->registered) {
+        interval = sample ? clgc__sample_gap(now - a->start)
+                          : clgc__backoff_gap(now - a->start);
+        if (interval >= CLGC__BACKOFF_MAX_NS && !b->registered) {
             b->registered = 1;
             if (clgc__wait_register(w, b->gen, b->handle, n, events, &refused))
                 break;
         }
-        ts = (struct timespec){0, interval};
+        ts = (struct timespec){interval / 1000000000L, interval % 1000000000L};
         if (clgc__slot_fired(w))
             break;
         syscall(SYS_futex, &w->seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
@@ -584,7 +604,8 @@ clgc__sleep_on_looks(struct clgc__sleep *s, enum clgc__plan_kind kind)
     s->path = CLGC_WAIT_PATH_CALLBACK;
     if (kind == CLGC__PLAN_SAMPLE && clgc__sleep_register(s))
         return CLGC__STEP_DONE;
-    switch (clgc__sleep_backoff(s->w, s->seq, a, &s->b, until)) {
+    switch (clgc__sleep_backoff(s->w, s->seq, a, &s->b, until,
+                                kind == CLGC__PLAN_SAMPLE)) {
     case CLGC__BY_LOOK:
         s->path = CLGC_WAIT_PATH_BACKOFF;
         if (kind == CLGC__PLAN_SAMPLE && !s->refused)

@@ -4,6 +4,7 @@
  *   clgc-bench wait [--samples N] [--platform NAME] [--late-ms MS]
  *                   [--split-us US] [--busy-wait]
  *                   [--strategy learn|callback|backoff] [--learn N]
+ *                   [--long-only]
  *
  * For saxpy over 64 and 4096 items, a kernel of about 1 ms and one of
  * about 100 ms, each launch is waited for by:
@@ -35,6 +36,8 @@
  * run a while has: the tables measure what such a program gets. Without
  * it (--learn 0) the saxpy tables are measured while a late driver is
  * still learned prompt (NVIDIA calls back promptly for short commands).
+ * --long-only measures the ~100 ms kernel alone, over all the samples,
+ * with no learning first: a program whose commands all run long.
  *
  * --platform picks the first platform whose name contains NAME (default:
  * the loader's first). --late-ms runs the whole benchmark with every
@@ -413,7 +416,7 @@ bench_wait(int argc, char **argv)
     int samples = 21, n, n100, learn = 100;
     const char *want = NULL;
     long late_ms = 0, split_us = 0;
-    int strategy = -1, busy = 0;
+    int strategy = -1, busy = 0, long_only = 0;
     float a = 2.0f;
     struct launch l = {0};
     cl_kernel saxpy, spin;
@@ -437,6 +440,8 @@ bench_wait(int argc, char **argv)
             learn = atoi(argv[++i]);
         else if (strcmp(argv[i], "--busy-wait") == 0)
             busy = 1;
+        else if (strcmp(argv[i], "--long-only") == 0)
+            long_only = 1;
         else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
             i++;
             strategy = strcmp(argv[i], "learn") == 0      ? CLGC_WAIT_LEARN
@@ -450,7 +455,7 @@ bench_wait(int argc, char **argv)
                             "NAME] [--late-ms MS] [--split-us US] "
                             "[--busy-wait] "
                             "[--strategy learn|callback|backoff] "
-                            "[--learn N]\n");
+                            "[--learn N] [--long-only]\n");
             return 2;
         }
     }
@@ -511,7 +516,7 @@ bench_wait(int argc, char **argv)
                "(raw %.2f ms, %.2fx)\n",
                IDLE_NS / 1e9, coop, raw, raw > 0 ? coop / raw : 0.0);
     }
-    if (learn > 0) {
+    if (learn > 0 && !long_only) {
         double wall, cpu;
 
         sample(&l, CLGC, default_budget, learn, &wall, &cpu);
@@ -519,22 +524,27 @@ bench_wait(int argc, char **argv)
     }
     l.kernel = saxpy;
     l.items = 4096;
-    budgets(&l, samples);
+    if (!long_only)
+        budgets(&l, samples);
     printf("\n# us per launch and wait (wall) and of the waiting thread's "
            "CPU, median of %d samples\n",
            samples);
     printf("%-14s %-6s %11s %8s %10s %8s\n", "kernel", "wait", "wall", "vs raw",
            "cpu", "vs raw");
-    l.items = 64;
-    table("saxpy 64", &l, samples, 200);
-    l.items = 4096;
-    table("saxpy 4096", &l, samples, 200);
+    if (!long_only) {
+        l.items = 64;
+        table("saxpy 64", &l, samples, 200);
+        l.items = 4096;
+        table("saxpy 4096", &l, samples, 200);
+    }
     l.kernel = spin;
     l.items = 64;
-    clSetKernelArg(spin, 1, sizeof(n), &n);
-    table("spin ~1 ms", &l, samples, 20);
+    if (!long_only) {
+        clSetKernelArg(spin, 1, sizeof(n), &n);
+        table("spin ~1 ms", &l, samples, 20);
+    }
     clSetKernelArg(spin, 1, sizeof(n100), &n100);
-    table("spin ~100 ms", &l, samples < 5 ? samples : 5, 1);
+    table("spin ~100 ms", &l, samples < 5 || long_only ? samples : 5, 1);
     print_learned();
 
     clgc_queue_close(l.cq);

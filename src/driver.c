@@ -20,7 +20,7 @@
  * A wait that polls sees a callback's lateness; so a class is learned from
  * the waits that poll while it is not known yet, and from one wait in
  * CLGC__RESAMPLE_EVERY at random once it is known prompt, each prompt
- * sample halving how often, to one in 256 (one in CLGC__RESAMPLE_SUSPECT
+ * sample halving how often, to one in 64 (one in CLGC__RESAMPLE_SUSPECT
  * while a late sample is among its last few; a late one starts again at
  * CLGC__RESAMPLE_EVERY); the watcher's looks on a late platform sample it
  * too. A sample goes to the class of the command it measured, by how long
@@ -81,10 +81,14 @@
 /* How many of the last CLGC__LEARN_SAMPLES samples turn a prompt class
  * late, and how often a wait samples a prompt class again: one wait in
  * CLGC__RESAMPLE_EVERY, each prompt sample halving how often, down to one
- * in CLGC__RESAMPLE_EVERY << CLGC__RESAMPLE_MAX_SHIFT. */
+ * in CLGC__RESAMPLE_EVERY << CLGC__RESAMPLE_MAX_SHIFT. Not rarer: on
+ * NVIDIA a long class learned prompt from commands of 100 ms (whose
+ * callbacks come about 0.5 ms late) is late for those of 1 ms (17 ms
+ * late), and a program that turns to them waits 17x raw until a sample
+ * says so: about 64 waits, 1 s. */
 #define CLGC__LATE_QUORUM 3
 #define CLGC__RESAMPLE_EVERY 16
-#define CLGC__RESAMPLE_MAX_SHIFT 4
+#define CLGC__RESAMPLE_MAX_SHIFT 2
 /* How often while a late sample is among the last CLGC__LEARN_SAMPLES. */
 #define CLGC__RESAMPLE_SUSPECT 2
 /* One wait in how many tries a late platform on its callbacks alone. */

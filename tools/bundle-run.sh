@@ -15,7 +15,9 @@
 #   --parts LIST     any of tests,bench,demo, comma-separated (default
 #                    all); wait: clgc-bench wait alone (bench's first),
 #                    a fresh process's first waits (--learn 0: a program
-#                    of short commands alone), then the learned ones
+#                    of short commands alone), then the learned ones;
+#                    long: clgc-bench wait --long-only (a program of long
+#                    commands alone)
 #   --samples N      clgc-bench wait's and call's samples (default 21)
 #   --budget SECONDS the time all parts share (default 300, to fit one
 #                    call of a lent machine); what it leaves no time for is
@@ -256,6 +258,8 @@ fi
 benches=()
 [[ ",$parts," == *,bench,* || ",$parts," == *,wait,* ]] &&
     benches+=("wait --learn 0 --samples $samples" "wait --samples $samples")
+[[ ",$parts," == *,long,* ]] &&
+    benches+=("wait --long-only --samples $samples")
 [[ ",$parts," == *,bench,* ]] &&
     benches+=("call --samples $samples" "call --samples $samples --threads 8")
 if ((${#benches[@]})); then

@@ -407,6 +407,11 @@ def _call_body(c, layer=False):
                     c.name, c.name),
                 "        CLGC__X_%s, %s, &err);" % (c.name, expr), "",
                 "    if (fn == NULL) {"] + _failure(c, "err")
+    after = tables.AFTER.get(c.name)
+    # The body below keeps the result: so far every command in AFTER takes
+    # a callback too.
+    assert c.lifetime or not after, "%s: AFTER needs a result kept" % c.name
+    after = ["    if (ret != NULL)", "        %s;" % after[0]] if after else []
     if not c.lifetime:
         return out + ["    %s%s;" % (ret, call), "}", ""]
     if c.result_ctype == "INT32":
@@ -416,8 +421,8 @@ def _call_body(c, layer=False):
         context = "ret" if c.lifetime == "CONTEXT" else "NULL"
     return out + _callback_swap(c) + [
         "    ret = %s;" % call,
-        "    clgc__callback_registered(cb, %s, %s);" % (ok, context),
-        "    return ret;", "}", ""]
+        "    clgc__callback_registered(cb, %s, %s);" % (ok, context)] + \
+        after + ["    return ret;", "}", ""]
 
 
 def _target(c, layer):

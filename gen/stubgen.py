@@ -313,6 +313,11 @@ def forward_h(reg):
            "    int vendor;     /* the object parameter clgc checks, or -1 */",
            "    int errcode;    /* the errcode_ret parameter, or -1 */",
            "    cl_int null_error; /* the error for a NULL vendor object */",
+           "    /* The parameter counting the array that the wrapper reads"
+           " again once", "     * the command returns (gen/tables.py,"
+           " AFTER), or -1: the platform may", "     * then receive more"
+           " calls after the command's. */",
+           "    int after_count;",
            "    /* Call clgc_<name> (or the raw function) with arguments made"
            " from the", "     * patterns; return the result's pattern"
            " (0 for void). */",
@@ -407,6 +412,8 @@ def _case(c, i):
     errcode = names.index("errcode_ret") if "errcode_ret" in names else -1
     kinds = ", ".join("TEST_ARG_" + _kind(p) for p in c.params) or "0"
     raw = "test_raw_%s" % c.name if route == "TEST_ROUTE_ELSEWHERE" else "NULL"
+    after = tables.AFTER.get(c.name)
+    after_count = names.index(after[1]) if after else -1
     return ["    {\"%s\", %d, %s, %s," % (c.name, i, route,
                                           '"%s"' % why if why else "NULL"),
             "     %d, %d, %d, TEST_RESULT_%s, %d, %d," % (
@@ -414,9 +421,9 @@ def _case(c, i):
                 int(c.dispatch_object() is not None), _result_kind(c),
                 int(c.name in STUB_RESULT_OBJECTS), len(c.params)),
             "     {%s}," % kinds,
-            "     %s, %d, %d, %s, test_call_%s, %s}," % (
+            "     %s, %d, %d, %s, %d, test_call_%s, %s}," % (
                 "test_names_%s" % c.name if c.params else "NULL",
-                vendor, errcode, err, c.name, raw)]
+                vendor, errcode, err, after_count, c.name, raw)]
 
 
 def forward_c(reg):

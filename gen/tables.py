@@ -13,6 +13,21 @@ HANDWRITTEN = {
     "clSetUserEventStatus": "a failure set through clgc wakes the waits and the watcher (src/handwritten.c)",
 }
 
+# What a wrapper (and the layer's entry) does once the command has made its
+# object, besides returning it: a call in src/ on the command's parameters
+# and its result, ret (never NULL there); the parameter that counts the
+# array the call reads (the forwarding tests pass a count that matches
+# their array, and let the call reach the platform after the command);
+# and why.
+AFTER = {
+    "clCreateContext": (
+        "clgc__context_keep_devices(ret, num_devices, devices)",
+        "num_devices",
+        "retains its sub-devices while it lives: PoCL 3.1 crashes once a "
+        "sub-device is released before the context, queues and memory made "
+        "on it (src/subdevice.c)"),
+}
+
 # Commands that may block the calling thread for longer than a lock round
 # trip: the runtime's collector must not wait for a thread inside them.
 # Commands with a `blocking_*` parameter are added by rule (see generate.py).

@@ -477,6 +477,10 @@ struct clgc__callback *clgc__callback_new(const char *command,
  * NULL (no callback was given): then it does nothing. */
 void clgc__callback_registered(struct clgc__callback *cb, int ok,
                                cl_context context);
+/* clCreateContext made context on devices[0..n): retain its sub-devices
+ * until it is destroyed (src/subdevice.c). */
+void clgc__context_keep_devices(cl_context context, cl_uint n,
+                                const cl_device_id *devices);
 /* A record for clEnqueueNativeKernel's function fn, which has no user
  * data: *code is a one-shot closure that calls it. NULL if out of memory. */
 struct clgc__callback *clgc__native_new(const char *command, clgc_function_t fn,

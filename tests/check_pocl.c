@@ -308,6 +308,68 @@ START_TEST(missing_entry_is_invalid_operation)
 }
 END_TEST
 
+/* A sub-device released while its context, queue and buffer live, as a
+ * binding's collector may release them: OpenCL says they keep it, and
+ * PoCL 3.1 crashed in the buffer's release when only the program's
+ * reference had kept it. clgc's context keeps its sub-devices
+ * (src/subdevice.c) until it is destroyed. */
+START_TEST(a_released_sub_device_outlives_its_context)
+{
+    static const cl_device_partition_property equally[] = {
+        CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+    struct pocl p;
+    cl_device_id subs[64];
+    cl_uint n = 0;
+    cl_context context;
+    cl_command_queue queue;
+    cl_mem buf;
+    cl_event written;
+    cl_uint refs = 0;
+    char data[64], back[64];
+    cl_int err;
+
+    pocl_open(&p);
+    memset(data, 7, sizeof(data));
+    memset(back, 0, sizeof(back));
+    ck_assert_int_eq(clgc_clCreateSubDevices(p.device, equally, 0, NULL, &n),
+                     CL_SUCCESS);
+    ck_assert_uint_ge(n, 1);
+    ck_assert_uint_le(n, 64);
+    ck_assert_int_eq(clgc_clCreateSubDevices(p.device, equally, n, subs, NULL),
+                     CL_SUCCESS);
+    context = clgc_clCreateContext(NULL, 1, &subs[0], NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    queue =
+        clgc_clCreateCommandQueueWithProperties(context, subs[0], NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    buf = clgc_clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(data), NULL,
+                              &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    /* The program's references to every sub-device go; the context's
+     * stays. */
+    for (cl_uint i = 0; i < n; i++)
+        ck_assert_int_eq(clgc_clReleaseDevice(subs[i]), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clGetDeviceInfo(subs[0], CL_DEVICE_REFERENCE_COUNT,
+                                          sizeof(refs), &refs, NULL),
+                     CL_SUCCESS);
+    ck_assert_uint_ge(refs, 1);
+    ck_assert_int_eq(clgc_clEnqueueWriteBuffer(queue, buf, CL_FALSE, 0,
+                                               sizeof(data), data, 0, NULL,
+                                               &written),
+                     CL_SUCCESS);
+    ck_assert_int_eq(clgc_clEnqueueReadBuffer(queue, buf, CL_TRUE, 0,
+                                              sizeof(back), back, 1, &written,
+                                              NULL),
+                     CL_SUCCESS);
+    ck_assert_mem_eq(back, data, sizeof(data));
+    ck_assert_int_eq(clgc_clReleaseEvent(written), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseMemObject(buf), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseCommandQueue(queue), CL_SUCCESS);
+    ck_assert_int_eq(clgc_clReleaseContext(context), CL_SUCCESS);
+    pocl_close(&p);
+}
+END_TEST
+
 Suite *
 clgc_make_pocl_suite(void)
 {
@@ -318,6 +380,9 @@ clgc_make_pocl_suite(void)
     suite_add_tcase(s, tc);
     tc = test_case("extensions");
     tcase_add_test(tc, extension_functions_resolve_for_pocl);
+    suite_add_tcase(s, tc);
+    tc = test_case("sub-devices");
+    tcase_add_test(tc, a_released_sub_device_outlives_its_context);
     suite_add_tcase(s, tc);
     tc = test_case("bad input");
     tcase_add_test(tc, null_objects_get_their_error);

@@ -91,6 +91,11 @@ fw_build(const struct test_forward_case *c, cl_platform_id platform,
             break;
         }
     }
+    /* The wrapper reads the array again after the command: its count is
+     * the array's. */
+    if (c->after_count >= 0)
+        a->bits[c->after_count] =
+            sizeof(a->objects[0]) / sizeof(a->objects[0][0]);
 }
 
 uint64_t
@@ -127,8 +132,9 @@ fw_expect_recorded(const struct test_forward_case *c, const struct fw_args *a)
 {
     const struct stub_call *call = &fw_ctl->log[0];
 
-    ck_assert_msg(fw_ctl->calls == 1, "%s: the stub received %lu calls",
-                  c->name, fw_ctl->calls);
+    ck_assert_msg(fw_ctl->calls == 1 ||
+                      (c->after_count >= 0 && fw_ctl->calls > 1),
+                  "%s: the stub received %lu calls", c->name, fw_ctl->calls);
     ck_assert_msg(call->index == c->index, "%s: the stub received command %u",
                   c->name, call->index);
     ck_assert_uint_eq(call->nargs, c->nparams);

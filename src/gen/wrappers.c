@@ -1641,6 +1641,8 @@ clgc__c_clCreateContext(const cl_context_properties *properties, cl_uint num_dev
     }
     ret = clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
     clgc__callback_registered(cb, ret != NULL, ret);
+    if (ret != NULL)
+        clgc__context_keep_devices(ret, num_devices, devices);
     return ret;
 }
 

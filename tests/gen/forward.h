@@ -52,6 +52,10 @@ struct test_forward_case {
     int vendor;     /* the object parameter clgc checks, or -1 */
     int errcode;    /* the errcode_ret parameter, or -1 */
     cl_int null_error; /* the error for a NULL vendor object */
+    /* The parameter counting the array that the wrapper reads again once
+     * the command returns (gen/tables.py, AFTER), or -1: the platform may
+     * then receive more calls after the command's. */
+    int after_count;
     /* Call clgc_<name> (or the raw function) with arguments made from the
      * patterns; return the result's pattern (0 for void). */
     uint64_t (*call)(const uint64_t *bits);

@@ -332,8 +332,7 @@ clgc__slot_fired(const struct clgc__wait_slot *w)
  * after CLGC__RECHECK_NS, then at doubling intervals up to
  * CLGC__RECHECK_MAX_NS: a wait wakes a handful of times at most (a wakeup
  * costs about what the raw wait spends in all), and a failure PoCL does
- * not call back for is seen within CLGC__RECHECK_NS or the time waited so
- * far. */
+ * not call back for is seen within CLGC__RECHECK_MAX_NS. */
 static void
 clgc__sleep(struct clgc__wait_slot *w, unsigned seq, cl_uint n,
             const cl_event *events)

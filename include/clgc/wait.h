@@ -50,7 +50,8 @@ typedef enum clgc_wait_mode {
  * the events, so memory the commands write may be freed after it. A user
  * event failed through clgc_clSetUserEventStatus (which PoCL never calls
  * back for) ends the waits on it at once; one failed with the raw call is
- * seen within 100 ms or the time waited so far.
+ * seen within 1.6 s (a sleeping wait looks at its events itself after 1 s,
+ * then every 1.6 s).
  *
  * Call it on a thread the runtime knows, outside a safe region (inside
  * one it still works, without a region of its own). Callbacks run on

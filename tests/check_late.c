@@ -292,14 +292,17 @@ START_TEST(a_platform_late_for_a_while_recovers)
 END_TEST
 
 /* PoCL's short commands, learned late for a while (their callbacks 20 ms
- * late while the platform is learned: learned prompt first, the short
- * class could turn late, or the long one, from the waits that ask it at
- * 200 us, whichever was sampled first): a try of one (a wait on its
+ * late while the platform is learned): a try of one (a wait on its
  * callback) takes about twice a polled wait, more than the eighth the
  * tries allow, so the class stays late while its waits poll. Once PoCL's
  * own clWaitForEvents is learned to sleep, the late plan's short waits
  * are PoCL's own, which the tries match: the class, and with it the
- * platform, recovers. A bound on the waits, not a time. */
+ * platform, recovers. Waits that see their 1-trip kernels done only past
+ * 200 us (a loaded machine, a sanitizer) may teach the long class late
+ * first: the platform is then late before the short class is learned,
+ * which no wait samples after that (a try's time, a late callback's, is
+ * a long command's); the platform is learned again then, a few times at
+ * most. A bound on the waits, not a time. */
 START_TEST(a_short_class_recovers_once_the_own_wait_sleeps)
 {
     struct test_device d;
@@ -308,11 +311,17 @@ START_TEST(a_short_class_recovers_once_the_own_wait_sleeps)
 
     latecb_set_ms(20);
     test_device_open(&d, 64);
-    learn(1);
-    for (; waits < 40000 &&
-           test_driver_info(&d).learned_short != CLGC_WAIT_DRIVER_LATE;
-         waits++)
-        launch_and_wait(&d, 1);
+    for (int again = 0; again < 8 && test_driver_info(&d).learned_short !=
+                                         CLGC_WAIT_DRIVER_LATE;
+         again++) {
+        learn(1);
+        for (waits = 0;
+             waits < 4000 &&
+             test_driver_info(&d).learned_short == CLGC_WAIT_DRIVER_LEARNING &&
+             learned(&d) != CLGC_WAIT_DRIVER_LATE;
+             waits++)
+            launch_and_wait(&d, 1);
+    }
     ck_assert_int_eq(test_driver_info(&d).learned_short, CLGC_WAIT_DRIVER_LATE);
     latecb_set_ms(0);
     release_all();

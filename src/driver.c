@@ -358,7 +358,7 @@ clgc__driver_sample(struct clgc__driver *d, long duration, long lateness)
             clgc__turn_late(d, k);
         /* Resampling follows a driver that changes; while it does not,
          * each sample costs its wait the looks for nothing (a ~1 ms
-         * wait's CPU on PoCL, docs/performance.md). */
+         * wait's CPU on PoCL, docs/wait.md). */
         else if (!is_late &&
                  atomic_load(&k->resample_shift) < CLGC__RESAMPLE_MAX_SHIFT)
             atomic_fetch_add(&k->resample_shift, 1);

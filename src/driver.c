@@ -72,6 +72,9 @@
  * starts it again at CLGC__RECOVER_MIN. A platform learned late by samples
  * that its own waiters made late (crowding the CPUs its callbacks need)
  * recovers so, in each class whose callbacks are prompt by that measure.
+ * As for a sample, a try is never late by less than CLGC__LATE_MIN_NS: on
+ * a loaded machine two wakeups differ by more than an eighth of a short
+ * command's wait.
  *
  * A platform is found from an object's dispatch pointer (platform.c), no
  * query: platforms of one ICD share a dispatch table, and so share what is
@@ -408,7 +411,7 @@ clgc__driver_tried(int platform, long wall)
     struct clgc__driver *d = &clgc__drivers[platform];
     int c = clgc__class_of(wall);
     struct clgc__learned *k = &d->classes[c];
-    long waited[CLGC__LEARN_SAMPLES];
+    long waited[CLGC__LEARN_SAMPLES], slack;
     unsigned n, shift;
     int prompt = -1; /* -1: nothing to hold it against */
     int learned;
@@ -421,7 +424,9 @@ clgc__driver_tried(int platform, long wall)
         qsort(waited, n, sizeof(waited[0]), clgc__long_cmp);
         /* As good as the late plan: a look of its backoff schedule comes
          * at most an eighth of the wait after the command's end. */
-        prompt = wall - waited[n / 2] <= waited[n / 2] / 8;
+        slack = waited[n / 2] / 8;
+        prompt = wall - waited[n / 2] <=
+                 (slack > CLGC__LATE_MIN_NS ? slack : CLGC__LATE_MIN_NS);
     }
     learned = atomic_load(&k->learned);
     /* A class not learned yet (no wait samples it while the other one

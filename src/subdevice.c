@@ -48,24 +48,25 @@ void
 clgc__context_keep_devices(cl_context context, cl_uint n,
                            const cl_device_id *devices)
 {
-    struct clgc__kept_devices *k;
-    cl_uint subs = 0;
+    struct clgc__kept_devices *k = NULL;
 
-    for (cl_uint i = 0; i < n; i++)
-        subs += (cl_uint)clgc__is_sub_device(devices[i]);
-    if (subs == 0 ||
-        clgc__entry_check(context, CLGC__ENTRY_clSetContextDestructorCallback,
-                          CL_INVALID_CONTEXT) != CL_SUCCESS)
-        return;
-    k = malloc(sizeof(*k) + subs * sizeof(k->devices[0]));
-    if (k == NULL)
-        return;
-    k->n = 0;
-    for (cl_uint i = 0; i < n && k->n < subs; i++)
-        if (clgc__is_sub_device(devices[i]) &&
-            CLGC__CL(clRetainDevice)(devices[i]) == CL_SUCCESS)
+    for (cl_uint i = 0; i < n; i++) {
+        if (!clgc__is_sub_device(devices[i]))
+            continue;
+        /* The first sub-device: room for it and every device after it. */
+        if (k == NULL) {
+            if (clgc__entry_check(context,
+                                  CLGC__ENTRY_clSetContextDestructorCallback,
+                                  CL_INVALID_CONTEXT) != CL_SUCCESS ||
+                (k = malloc(sizeof(*k) + (n - i) * sizeof(k->devices[0]))) ==
+                    NULL)
+                return;
+            k->n = 0;
+        }
+        if (CLGC__CL(clRetainDevice)(devices[i]) == CL_SUCCESS)
             k->devices[k->n++] = devices[i];
-    if (CLGC__CL(clSetContextDestructorCallback)(
-            context, clgc__context_released, k) != CL_SUCCESS)
+    }
+    if (k != NULL && CLGC__CL(clSetContextDestructorCallback)(
+                         context, clgc__context_released, k) != CL_SUCCESS)
         clgc__context_released(context, k);
 }

@@ -790,7 +790,7 @@ clgc__plan_for(int platform, int c, int may_sample)
 }
 
 struct clgc__plan
-clgc__driver_plan(int platform)
+clgc__driver_plan(int platform, int may_sample)
 {
     pthread_once(&clgc__strategy_once, clgc__strategy_init);
     switch (atomic_load_explicit(&clgc__strategy, memory_order_relaxed)) {
@@ -800,7 +800,7 @@ clgc__driver_plan(int platform)
     case CLGC_WAIT_BACKOFF:
         return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED, 0};
     default:
-        return clgc__plan_for(platform, CLGC__SHORT, 1);
+        return clgc__plan_for(platform, CLGC__SHORT, may_sample);
     }
 }
 
@@ -821,14 +821,15 @@ clgc__driver_learn(int platform, const struct clgc__outcome *o)
         clgc__driver_sampled(platform);
     if (o->own)
         clgc__driver_own_sample(platform, o->own_wall, o->own_busy);
-    if (o->planned && !o->plan.ask_long &&
+    if (o->planned && !o->user && !o->plan.ask_long &&
         clgc__learned(platform, CLGC__LONG) == CLGC_WAIT_DRIVER_LEARNING &&
         o->wall >= CLGC__LONG_NS)
         atomic_store_explicit(&clgc__drivers[platform].long_asks,
                               CLGC__LONG_ASKS, memory_order_relaxed);
-    if (o->planned && (o->plan.why == CLGC__BECAUSE_LATE ||
-                       o->plan.why == CLGC__BECAUSE_OWN_LEARNING ||
-                       o->plan.why == CLGC__BECAUSE_OWN_SLEEPS))
+    if (o->planned && !o->user &&
+        (o->plan.why == CLGC__BECAUSE_LATE ||
+         o->plan.why == CLGC__BECAUSE_OWN_LEARNING ||
+         o->plan.why == CLGC__BECAUSE_OWN_SLEEPS))
         clgc__driver_waited(platform, o->wall);
     clgc__driver_polled(platform, o->learned, o->polled_done, o->wall,
                         o->measured);

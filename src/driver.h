@@ -90,10 +90,13 @@ clgc__class_of(long duration)
  * CLGC__PLAN_CALLBACK. So a burst of waits that crowds the CPUs, and
  * makes the driver's callbacks late by taking its threads' time, leaves
  * one sample, not a majority. */
-struct clgc__plan clgc__driver_plan(int platform);
-/* Without may_sample, never CLGC__PLAN_SAMPLE: for a wait whose sample
- * was given up, which hands the sampler back at once (the wait goes on
- * without it). */
+struct clgc__plan clgc__driver_plan(int platform, int may_sample);
+/* Without may_sample, never CLGC__PLAN_SAMPLE nor a try of a late
+ * platform: for a wait on a user event (whose callbacks the program's
+ * clSetUserEventStatus makes, PoCL's on the spot, and whose time is no
+ * command's: a sample of it would teach the driver prompt, and its class,
+ * whatever they are), and for a wait whose sample was given up, which
+ * hands the sampler back at once (the wait goes on without it). */
 struct clgc__plan clgc__driver_plan_long(int platform, int may_sample);
 void clgc__driver_sampled(int platform);
 /* Whether the platform's events are looked at rather than awaited:
@@ -141,6 +144,9 @@ struct clgc__outcome {
                               * wall is its time */
     int own;                 /* the driver's own wait sampled: own_wall ns, */
     long own_wall, own_busy; /* own_busy of them runnable */
+    int user; /* a user event among its events: it teaches nothing of
+               * the callbacks (no sample, no try) nor of the commands'
+               * time, only how the driver's own wait waits */
 };
 /* The outcome of a wait on the platform: every sample it took, then
  * - its lateness sample (clgc__driver_lateness);

@@ -24,11 +24,13 @@ clgc__needs_flush(cl_event event, cl_int *err)
 }
 
 cl_int
-clgc__events_flush(cl_uint n, const cl_event *events)
+clgc__events_flush(cl_uint n, const cl_event *events, int *user)
 {
     cl_command_queue seen = NULL, flushed = NULL;
     cl_context context = NULL;
 
+    if (user != NULL)
+        *user = 0;
     for (cl_uint i = 0; i < n; i++) {
         cl_command_queue queue = NULL;
         cl_context c = NULL;
@@ -40,6 +42,8 @@ clgc__events_flush(cl_uint n, const cl_event *events)
             CLGC__CL(clGetEventInfo)(events[i], CL_EVENT_COMMAND_QUEUE,
                                      sizeof(queue), &queue, NULL) != CL_SUCCESS)
             return CL_INVALID_EVENT;
+        if (queue == NULL && user != NULL)
+            *user = 1;
         /* A queue belongs to one context: an event of the queue just
          * seen needs no query of its own. One event cannot disagree with
          * itself, so a single-event wait asks nothing more than it did. */
@@ -58,6 +62,17 @@ clgc__events_flush(cl_uint n, const cl_event *events)
         }
     }
     return CL_SUCCESS;
+}
+
+int
+clgc__event_is_user(cl_event event)
+{
+    cl_command_queue queue = NULL;
+
+    return CLGC__CL(clGetEventInfo)(event, CL_EVENT_COMMAND_QUEUE,
+                                    sizeof(queue), &queue,
+                                    NULL) == CL_SUCCESS &&
+           queue == NULL;
 }
 
 cl_int

@@ -370,8 +370,11 @@ clgc__in_forked_child(void)
  * CL_QUEUED is never touched, as it may be gone), and check
  * the list as clWaitForEvents does: CL_SUCCESS, CL_INVALID_EVENT for an
  * event OpenCL does not know, CL_INVALID_CONTEXT for events of two
- * contexts. */
-cl_int clgc__events_flush(cl_uint n, const cl_event *events);
+ * contexts. *user, if not NULL, is set to whether some event is a user
+ * event's (it has no queue). */
+cl_int clgc__events_flush(cl_uint n, const cl_event *events, int *user);
+/* Whether event is a user event's: it has no queue. */
+int clgc__event_is_user(cl_event event);
 /* An event's execution status; CL_INVALID_EVENT if it cannot be read. */
 cl_int clgc__event_status(cl_event event);
 /* 1 when every event is complete or failed (or cannot be read). */

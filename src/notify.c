@@ -101,7 +101,7 @@ clgc__notify_register(void *p)
     struct clgc__notify_args *a = p;
 
     /* An event OpenCL does not know is refused by the registration. */
-    (void)clgc__events_flush(1, &a->event);
+    (void)clgc__events_flush(1, &a->event, NULL);
     a->fires = clgc__watch_start(&a->n->watch, a->event, CL_COMPLETE, &a->err);
     return NULL;
 }

@@ -682,7 +682,9 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int platform,
          * learned otherwise (late, or not yet); or the rest of a wait
          * whose sample was given up, unsampled. */
         s.asked = 1;
-        kind = clgc__driver_plan_long(platform, step == CLGC__STEP_LONG).kind;
+        kind = clgc__driver_plan_long(platform,
+                                      step == CLGC__STEP_LONG && !o->user)
+                   .kind;
         o->sampler |= kind == CLGC__PLAN_SAMPLE;
     }
     /* A try's wall time counts if all its callbacks came. */
@@ -756,19 +758,19 @@ clgc__wait_body(void *p)
     long budget = atomic_load(&clgc__poll_ns);
     int platform, first;
 
-    a->ret = clgc__events_flush(a->n, a->events);
+    memset(&o, 0, sizeof(o));
+    a->ret = clgc__events_flush(a->n, a->events, &o.user);
     if (a->ret != CL_SUCCESS)
         return NULL;
-    memset(&o, 0, sizeof(o));
     /* One platform: the flush refused events of two contexts. */
     platform = clgc__driver_of(a->events[0]);
     /* The budget set, or what is learned to win for short commands. */
     o.learned = clgc__driver_poll_ns(platform);
     o.polled_done =
         clgc__poll(a, o.learned > budget ? o.learned : budget, &first);
-    o.measured = budget == 0 && !first;
+    o.measured = budget == 0 && !first && !o.user;
     if (!o.polled_done) {
-        o.plan = clgc__driver_plan(platform);
+        o.plan = clgc__driver_plan(platform, !o.user);
         o.planned = 1;
         if (o.plan.kind == CLGC__PLAN_OWN) {
             clgc__own_wait(a, NULL);
@@ -805,7 +807,7 @@ clgc__wait_blocking(void *p)
 {
     struct clgc__wait_args *a = p;
 
-    a->ret = clgc__events_flush(a->n, a->events);
+    a->ret = clgc__events_flush(a->n, a->events, NULL);
     if (a->ret == CL_SUCCESS)
         a->ret = CLGC__CL(clWaitForEvents)(a->n, a->events);
     return NULL;

@@ -916,8 +916,9 @@ END_TEST
 
 /* The strategy and the driver information refuse what they cannot use. */
 /* A crowd of waits (more than the CPUs) making their first waits at once
- * on one user event: the driver's callbacks come late only because the
- * waiters take its threads' time, which says nothing of the driver. One
+ * on one command, which starts once they all wait: the driver's callbacks
+ * come late only because the waiters take its threads' time, which says
+ * nothing of the driver. One
  * wait at a time samples a platform, so the crowd leaves one sample at
  * most, and the waits after it learn PoCL prompt. It failed before the
  * sampler: the crowd's samples made PoCL late. */
@@ -929,10 +930,10 @@ static _Atomic pid_t crowd_tid[CROWD]; /* 0 until the thread writes it */
 static void *
 crowd_wait(void *arg)
 {
-    cl_event gate = arg;
+    cl_event ev = arg;
 
     atomic_store(&crowd_tid[atomic_fetch_add(&crowd_in, 1)], gettid());
-    ck_assert_int_eq(clgc_wait_for_events(1, &gate), CL_SUCCESS);
+    ck_assert_int_eq(clgc_wait_for_events(1, &ev), CL_SUCCESS);
     return NULL;
 }
 
@@ -941,16 +942,21 @@ START_TEST(a_crowd_of_first_waits_teaches_nothing)
     struct test_device d;
     pthread_t t[CROWD];
     clgc_wait_driver_info_t info;
-    cl_event gate;
-    cl_int err;
+    cl_event gate, ev;
+    cl_int err, n = 1;
+    size_t global = 64;
 
     latecb_set_ms(0);
     test_device_open(&d, 64);
     ck_assert_int_eq(clgc_wait_set_strategy(CLGC_WAIT_LEARN), CLGC_OK);
     gate = clCreateUserEvent(d.context, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clSetKernelArg(d.kernel, 1, sizeof(n), &n), 0);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(d.queue, d.kernel, 1, NULL, &global,
+                                            NULL, 1, &gate, &ev),
+                     CL_SUCCESS);
     for (int i = 0; i < CROWD; i++)
-        ck_assert_int_eq(pthread_create(&t[i], NULL, crowd_wait, gate), 0);
+        ck_assert_int_eq(pthread_create(&t[i], NULL, crowd_wait, ev), 0);
     while (atomic_load(&crowd_in) < CROWD)
         sched_yield();
     /* Each in its wait, its plan taken (a wait's own sleeps are timed). */
@@ -966,7 +972,53 @@ START_TEST(a_crowd_of_first_waits_teaches_nothing)
     ck_assert_int_eq(info.learned, CLGC_WAIT_DRIVER_LEARNING);
     test_learn_driver(&d);
     ck_assert_int_eq(learned(&d), CLGC_WAIT_DRIVER_PROMPT);
+    clReleaseEvent(ev);
     clReleaseEvent(gate);
+    test_device_close(&d);
+}
+END_TEST
+
+/* Waits on user events teach nothing: their callbacks are made by the
+ * program's clSetUserEventStatus (PoCL's on the spot), and their time is
+ * no command's. With every callback 20 ms late, waits on user events
+ * that another thread sets once the waiter sleeps leave the platform
+ * unlearned, where they made it late when they sampled it; a wait on a
+ * command gated by one is learned from. */
+static void
+wait_on_user_event(struct test_device *d)
+{
+    struct gate g = {NULL, gettid(), CL_COMPLETE, WHEN_ASLEEP};
+    pthread_t t;
+    cl_int err;
+
+    g.event = clCreateUserEvent(d->context, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(pthread_create(&t, NULL, open_when_asleep, &g), 0);
+    ck_assert_int_eq(clgc_wait_for_events(1, &g.event), CL_SUCCESS);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    clReleaseEvent(g.event);
+}
+
+START_TEST(waits_on_user_events_teach_nothing)
+{
+    struct test_device d;
+    clgc_wait_driver_info_t info;
+
+    latecb_set_ms(20);
+    test_device_open(&d, 64);
+    learn(1);
+    for (int i = 0; i < 20; i++)
+        wait_on_user_event(&d);
+    info = test_driver_info(&d);
+    ck_assert_msg(info.learned == CLGC_WAIT_DRIVER_LEARNING &&
+                      info.prompt + info.late == 0 && info.tried == 0,
+                  "learned %d from %u prompt and %u late samples, %u tried",
+                  info.learned, info.prompt, info.late, info.tried);
+    (void)wait_gated_to(&d, CL_COMPLETE, WHEN_ASLEEP, 1);
+    ck_assert_uint_eq(test_driver_info(&d).prompt + test_driver_info(&d).late,
+                      1);
+    latecb_set_ms(0);
+    release_all();
     test_device_close(&d);
 }
 END_TEST
@@ -1012,6 +1064,7 @@ main(void)
     tcase_add_test(tc, pocl_is_learned_prompt);
     tcase_add_test(tc, waits_after_short_ones_poll_first);
     tcase_add_test(tc, a_crowd_of_first_waits_teaches_nothing);
+    tcase_add_test(tc, waits_on_user_events_teach_nothing);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);

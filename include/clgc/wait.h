@@ -108,8 +108,9 @@ CLGC_EXTERN clgc_wait_path_t clgc_wait_last_path(void);
  * as a backstop; the watcher looks at the pending notifications of such
  * a platform on the same kind of schedule. clgc learns per platform which
  * kind of driver it has, from the waits and looks that poll while it does
- * not know yet (clgc_wait_driver_info). The schedule's figures are
- * docs/wait.md's. */
+ * not know yet (clgc_wait_driver_info); a wait on a user event teaches it
+ * nothing, as the program's clSetUserEventStatus makes its callbacks. The
+ * schedule's figures are docs/wait.md's. */
 typedef enum clgc_wait_strategy {
     /* Per platform: poll while learning and where callbacks were learned
      * late; sleep until the callback where they were learned prompt

@@ -326,6 +326,13 @@ EXPORTS = {
             "clgc_kernel_args_set_value", "clgc_program_binaries",
             "clgc_program_with_binaries",
         ]),
+        # After 0.1.0: what each binding had looked up for itself.
+        ("CLGC_2", [], [
+            # a command's event parameter (clgc/ffi.h)
+            "clgc_command_event",
+            # how a fill reads its color (clgc/portable.h)
+            "clgc_image_fill_color",
+        ]),
         # For clgc's own libraries only: libclgc-layer hands libclgc the
         # loader's table (src/layer.h). Not part of the interface.
         ("CLGC_PRIVATE", [], ["clgc__layer_init"]),

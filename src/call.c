@@ -229,3 +229,14 @@ clgc_command_keep(const clgc_command_t *command, unsigned i,
         return CLGC_KEEP_OBJECT;
     return CLGC_KEEP_CALL;
 }
+
+int
+clgc_command_event(const clgc_command_t *command)
+{
+    int e;
+
+    if (command == NULL || command->params == NULL ||
+        (e = clgc__param_index(command, "event")) < 0)
+        return -1;
+    return strcmp(command->params[e].type, "cl_event *") == 0 ? e : -1;
+}

@@ -129,6 +129,23 @@ clgc_image_shape(cl_mem image, clgc_image_shape_t *shape)
     return CL_SUCCESS;
 }
 
+clgc_fill_color_t
+clgc_image_fill_color(const cl_image_format *format)
+{
+    switch (format != NULL ? format->image_channel_data_type : 0) {
+    case CL_SIGNED_INT8:
+    case CL_SIGNED_INT16:
+    case CL_SIGNED_INT32:
+        return CLGC_FILL_INT;
+    case CL_UNSIGNED_INT8:
+    case CL_UNSIGNED_INT16:
+    case CL_UNSIGNED_INT32:
+        return CLGC_FILL_UINT;
+    default:
+        return CLGC_FILL_FLOAT;
+    }
+}
+
 const char *
 clgc_image_box(const clgc_image_shape_t *shape, const size_t origin[3],
                const size_t region[3], size_t box[3], size_t *bytes)

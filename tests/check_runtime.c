@@ -664,6 +664,49 @@ START_TEST(memory_is_kept_as_long_as_the_command_uses_it)
     ck_assert_int_eq(clgc_command_keep(info, 3, a), CLGC_KEEP_CALL);
     ck_assert_int_eq(clgc_command_keep(NULL, 0, a), CLGC_KEEP_CALL);
     ck_assert_int_eq(clgc_command_keep(create, 9, a), CLGC_KEEP_CALL);
+
+    /* What keeps a command's memory: its event, the caller's or one of
+     * the binding's own. */
+    ck_assert_int_eq(clgc_command_event(read), 8);
+    ck_assert_int_eq(clgc_command_event(svm), 7);
+    ck_assert_int_eq(clgc_command_event(clgc_command_find("clEnqueueMarker")),
+                     1);
+    ck_assert_int_eq(clgc_command_event(create), -1);
+    ck_assert_int_eq(clgc_command_event(info), -1);
+    ck_assert_int_eq(clgc_command_event(NULL), -1);
+    for (size_t i = 0; i < clgc_command_count(); i++) {
+        const clgc_command_t *c = clgc_command_at(i);
+        int e = clgc_command_event(c);
+
+        if (e >= 0)
+            ck_assert_str_eq(c->params[e].type, "cl_event *");
+    }
+}
+END_TEST
+
+/* clgc_image_fill_color: the type a fill's color is read as. */
+START_TEST(a_fill_reads_its_color_by_channel_type)
+{
+    static const struct {
+        cl_channel_type type;
+        clgc_fill_color_t color;
+    } cases[] = {
+        {CL_UNORM_INT8, CLGC_FILL_FLOAT},
+        {CL_SNORM_INT16, CLGC_FILL_FLOAT},
+        {CL_HALF_FLOAT, CLGC_FILL_FLOAT},
+        {CL_FLOAT, CLGC_FILL_FLOAT},
+        {CL_SIGNED_INT8, CLGC_FILL_INT},
+        {CL_SIGNED_INT32, CLGC_FILL_INT},
+        {CL_UNSIGNED_INT16, CLGC_FILL_UINT},
+        {CL_UNSIGNED_INT32, CLGC_FILL_UINT},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cl_image_format f = {CL_RGBA, cases[i].type};
+
+        ck_assert_int_eq(clgc_image_fill_color(&f), cases[i].color);
+    }
+    ck_assert_int_eq(clgc_image_fill_color(NULL), CLGC_FILL_FLOAT);
 }
 END_TEST
 
@@ -681,6 +724,7 @@ clgc_make_commands_suite(void)
     tcase_add_test(tc, every_pointer_has_a_reach_or_a_reason);
     tcase_add_test(tc, a_pointer_reaches_what_its_count_says);
     tcase_add_test(tc, memory_is_kept_as_long_as_the_command_uses_it);
+    tcase_add_test(tc, a_fill_reads_its_color_by_channel_type);
     suite_add_tcase(s, tc);
     return s;
 }

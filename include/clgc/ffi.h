@@ -246,6 +246,13 @@ typedef enum clgc_keep {
 CLGC_EXTERN clgc_keep_t clgc_command_keep(const clgc_command_t *command,
                                           unsigned i, const clgc_arg_t *args);
 
+/* The index of command's "cl_event *event" parameter, where an enqueued
+ * command gives back its event: the event a binding passes, one of its
+ * own where the caller passes none, to keep memory until the command
+ * completes (CLGC_KEEP_COMMAND). -1 for a command without one, and for
+ * NULL. Any thread; no call is made. */
+CLGC_EXTERN int clgc_command_event(const clgc_command_t *command);
+
 CLGC_END_DECLS
 
 #endif /* CLGC_FFI_H */

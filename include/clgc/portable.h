@@ -55,6 +55,20 @@ typedef struct clgc_image_shape {
  * error (CL_INVALID_MEM_OBJECT for a buffer, or anything not an image). */
 CLGC_EXTERN cl_int clgc_image_shape(cl_mem image, clgc_image_shape_t *shape);
 
+/* How clEnqueueFillImage reads the fill color of an image of format:
+ * four cl_int for CL_SIGNED_INT8, 16 and 32, four cl_uint for
+ * CL_UNSIGNED_INT8, 16 and 32, four cl_float for every other channel
+ * type (and for NULL). A binding converts the color it is given to that
+ * type: read as another, its 16 bytes are another color. */
+typedef enum clgc_fill_color {
+    CLGC_FILL_FLOAT,
+    CLGC_FILL_INT,
+    CLGC_FILL_UINT
+} clgc_fill_color_t;
+
+CLGC_EXTERN clgc_fill_color_t
+clgc_image_fill_color(const cl_image_format *format);
+
 /* A box of the image for a transfer, checked before OpenCL sees it (a
  * driver may read past a region it was not asked to check): origin (NULL:
  * the corner) must lie in the image, and region (NULL: the rest of the

@@ -190,17 +190,6 @@ unprotect_destroyed(cl_mem mem, void *bv)
     scm_gc_unprotect_object(SCM_PACK((scm_t_bits)bv));
 }
 
-/* The index of cmd's "cl_event *event" parameter, or -1. */
-static int
-event_param(const clgc_command_t *cmd)
-{
-    for (unsigned i = 0; i < cmd->nparams; i++)
-        if (strcmp(cmd->params[i].name, "event") == 0 &&
-            strcmp(cmd->params[i].type, "cl_event *") == 0)
-            return (int)i;
-    return -1;
-}
-
 /* Keep the bytevectors of a call that succeeded while OpenCL uses them
  * (clgc_command_keep): until the command's event completes, or until the
  * memory object made over one is destroyed. */
@@ -344,7 +333,7 @@ command_call_body(SCM name, SCM args)
     /* A bytevector the command uses until it completes is kept by its
      * event: the binding's own where the call passes #f. */
     if (until_done > 0) {
-        if ((e = event_param(cmd)) < 0)
+        if ((e = clgc_command_event(cmd)) < 0)
             guile_clgc_raise_error("CL_INVALID_OPERATION", CL_INVALID_OPERATION,
                                    who, SCM_BOOL_F, SCM_BOOL_F,
                                    "the command has no event to keep its "

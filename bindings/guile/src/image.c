@@ -266,16 +266,12 @@ enqueue_fill_image_body(SCM queue, SCM image, SCM colour, SCM rest)
     for (int i = 0; i < 4; i++, colour = scm_cdr(colour)) {
         SCM v = scm_car(colour);
 
-        switch (shape.format.image_channel_data_type) {
-        case CL_SIGNED_INT8:
-        case CL_SIGNED_INT16:
-        case CL_SIGNED_INT32:
+        switch (clgc_image_fill_color(&shape.format)) {
+        case CLGC_FILL_INT:
             c.i[i] =
                 (cl_int)guile_clgc_to_signed(v, INT32_MIN, INT32_MAX, 3, who);
             break;
-        case CL_UNSIGNED_INT8:
-        case CL_UNSIGNED_INT16:
-        case CL_UNSIGNED_INT32:
+        case CLGC_FILL_UINT:
             c.u[i] = (cl_uint)guile_clgc_to_unsigned(v, UINT32_MAX, 3, who);
             break;
         default:

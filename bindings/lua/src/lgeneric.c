@@ -165,17 +165,6 @@ lclgc_keep(lua_State *L, int idx, cl_event ev, cl_mem mem)
                 (int)err);
 }
 
-/* The index of c's "cl_event *event" parameter, or -1. */
-static int
-lclgc_event_param(const clgc_command_t *c)
-{
-    for (unsigned i = 0; i < c->nparams; i++)
-        if (strcmp(c->params[i].name, "event") == 0 &&
-            strcmp(c->params[i].type, "cl_event *") == 0)
-            return (int)i;
-    return -1;
-}
-
 /* call(name, ...) -> the command's result (a cl_int code as an integer,
  * an object as a light userdata, for clgc.wrap). */
 static int
@@ -282,7 +271,7 @@ lclgc_call(lua_State *L)
         until_done += keep[i] == CLGC_KEEP_COMMAND;
     }
     if (until_done > 0) {
-        if ((e = lclgc_event_param(c)) < 0)
+        if ((e = clgc_command_event(c)) < 0)
             return lclgc_error(L,
                                "clgc.call: %s has no event to keep its "
                                "memory by",

@@ -300,7 +300,7 @@ lclgc_queue_fill_image(lua_State *L)
         cl_int i[4];
         cl_uint u[4];
     } colour;
-    int kind; /* 0 float, 1 int, 2 uint */
+    clgc_fill_color_t kind;
     cl_uint nwait;
     cl_event *wait, ev = NULL;
     cl_int err;
@@ -308,26 +308,14 @@ lclgc_queue_fill_image(lua_State *L)
     lclgc_checktype(L, 3, LUA_TTABLE, fn);
     lclgc_check_opts(L, 4, fn);
     lclgc_image_get(L, m, &im, fn);
-    switch (im.format.image_channel_data_type) {
-    case CL_SIGNED_INT8:
-    case CL_SIGNED_INT16:
-    case CL_SIGNED_INT32:
-        kind = 1;
-        break;
-    case CL_UNSIGNED_INT8:
-    case CL_UNSIGNED_INT16:
-    case CL_UNSIGNED_INT32:
-        kind = 2;
-        break;
-    default:
-        kind = 0;
-    }
+    kind = clgc_image_fill_color(&im.format);
     for (int c = 0; c < 4; c++) {
         lua_rawgeti(L, 3, c + 1);
-        if (kind == 0)
+        if (kind == CLGC_FILL_FLOAT)
             lclgc_store_scalar(L, -1, 8 /* float */, &colour.f[c], fn);
         else
-            lclgc_store_scalar(L, -1, kind == 1 ? 4 : 5, &colour.i[c], fn);
+            lclgc_store_scalar(L, -1, kind == CLGC_FILL_INT ? 4 : 5,
+                               &colour.i[c], fn);
         lua_pop(L, 1);
     }
     (void)lclgc_image_box(L, 4, "origin", &im, origin, region, fn);

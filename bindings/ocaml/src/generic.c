@@ -237,7 +237,7 @@ ml_clgc_call(value name, value args)
     struct ml_call call_, *call = &call_;
     const char *who = "Clgc.Generic.call";
     unsigned n = (unsigned)Wosize_val(args), until_done = 0, until_gone = 0;
-    int event_param = -1, failed = 0;
+    int failed = 0;
     cl_event event = NULL, *events = NULL;
     clgc_value_t r;
 
@@ -257,8 +257,6 @@ ml_clgc_call(value name, value args)
         const clgc_param_t *p = &call->c->params[i];
         value v = Field(args, i);
 
-        if (strcmp(p->name, "event") == 0 && strcmp(p->type, "cl_event *") == 0)
-            event_param = (int)i;
         if (Is_block(v) && Tag_val(v) == G_MEMORY) {
             int64_t need = clgc_command_reach(call->c, i, call->a);
             size_t have = caml_ba_byte_size(Caml_ba_array_val(Field(v, 0)));
@@ -288,6 +286,7 @@ ml_clgc_call(value name, value args)
         }
     }
     if (call->why[0] == 0 && until_done > 0) {
+        int event_param = clgc_command_event(call->c);
         value v = event_param >= 0 ? Field(args, event_param) : Val_int(1);
 
         if (v == Val_int(0)) { /* Null: the binding's own, to keep memory */

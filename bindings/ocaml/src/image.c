@@ -274,18 +274,7 @@ ml_clgc_fill_image(value queue, value image, value color, value origin,
     cl_int err;
 
     ml_shape(m, &shape);
-    switch (shape.format.image_channel_data_type) {
-    case CL_SIGNED_INT8:
-    case CL_SIGNED_INT16:
-    case CL_SIGNED_INT32:
-    case CL_UNSIGNED_INT8:
-    case CL_UNSIGNED_INT16:
-    case CL_UNSIGNED_INT32:
-        integer = 1;
-        break;
-    default:
-        integer = 0;
-    }
+    integer = clgc_image_fill_color(&shape.format) != CLGC_FILL_FLOAT;
     if (Tag_val(color) != (integer ? 1 : 0))
         caml_invalid_argument(integer ? "Clgc.fill_image: an integer format "
                                         "is filled with Int4, not Float4"

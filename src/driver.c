@@ -24,7 +24,10 @@
  * while a late sample is among its last few; a late one starts again at
  * CLGC__RESAMPLE_EVERY); the watcher's looks on a late platform sample it
  * too. A sample goes to the class of the command it measured, by how long
- * the command took:
+ * the command took. A sample of the long class sleeps, its callbacks
+ * registered, through half the shortest of the class's last long waits
+ * before it looks (none samples it before one such wait), and one whose
+ * callback comes in that time teaches nothing:
  *
  * - a callback that wakes the poller before its own look saw the events
  *   done is a prompt sample (lateness 0);
@@ -153,6 +156,9 @@ struct clgc__driver {
     long probe_ns;
     long probe_duration;
     unsigned own_sleeps, own_busy, own_tries;
+    long long_walls[CLGC__LEARN_SAMPLES]; /* the last long waits, a ring */
+    unsigned nlong_walls;
+    atomic_long quiet; /* a long sample's (clgc__plan); 0: none known */
 };
 
 static struct clgc__driver clgc__drivers[CLGC__MAX_PLATFORMS];
@@ -239,6 +245,8 @@ clgc__strategy_set(clgc_wait_strategy_t s)
         d->tried = d->tried_prompt = 0;
         atomic_store(&d->own, CLGC_WAIT_OWN_LEARNING);
         d->own_sleeps = d->own_busy = d->own_tries = 0;
+        d->nlong_walls = 0;
+        atomic_store(&d->quiet, 0);
         __atomic_store_n(&d->probe, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&d->called, 0, __ATOMIC_RELAXED);
         clgc__driver_unlock(d);
@@ -402,6 +410,31 @@ clgc__driver_waited(int platform, long wall)
 
     clgc__driver_lock(d);
     k->waited[k->nwaited++ % CLGC__LEARN_SAMPLES] = wall;
+    clgc__driver_unlock(d);
+}
+
+/* A wait saw its commands done wall ns after its start, CLGC__LONG_NS
+ * or more: the long class's samples sleep half the shortest of the last
+ * CLGC__LEARN_SAMPLES such waits before they look. Each look costs the
+ * waiter a wakeup, which preempts a driver thread that runs the command,
+ * where a sleeping wait costs one; from the wait's start, an eighth of
+ * the time waited apart, a command of a second took dozens
+ * (docs/wait.md). */
+static void
+clgc__driver_long_wall(int platform, long wall)
+{
+    struct clgc__driver *d = &clgc__drivers[platform];
+    unsigned n;
+    long shortest = wall;
+
+    clgc__driver_lock(d);
+    d->long_walls[d->nlong_walls++ % CLGC__LEARN_SAMPLES] = wall;
+    n = d->nlong_walls < CLGC__LEARN_SAMPLES ? d->nlong_walls
+                                             : CLGC__LEARN_SAMPLES;
+    for (unsigned i = 0; i < n; i++)
+        if (d->long_walls[i] < shortest)
+            shortest = d->long_walls[i];
+    atomic_store_explicit(&d->quiet, shortest / 2, memory_order_relaxed);
     clgc__driver_unlock(d);
 }
 
@@ -731,6 +764,14 @@ clgc__plan_for(int platform, int c, int may_sample)
     int learned = late ? CLGC_WAIT_DRIVER_LATE : clgc__learned(platform, c);
     int other =
         late ? CLGC_WAIT_DRIVER_LATE : clgc__learned(platform, CLGC__LONG);
+    /* A sample of the long class looks only once its commands may be
+     * done (clgc__driver_long_wall); none samples it before a long wait
+     * has shown how long they run. */
+    long quiet = c == CLGC__LONG
+                     ? atomic_load_explicit(&clgc__drivers[platform].quiet,
+                                            memory_order_relaxed)
+                     : 0;
+    int may_look = may_sample && (c == CLGC__SHORT || quiet > 0);
     int ask;
 
     /* A program whose commands all run long never teaches the short
@@ -750,12 +791,12 @@ clgc__plan_for(int platform, int c, int may_sample)
 
     switch (learned) {
     case CLGC_WAIT_DRIVER_PROMPT:
-        if (may_sample && clgc__resample(platform, c) &&
+        if (may_look && clgc__resample(platform, c) &&
             clgc__sampler_take(platform))
             return (struct clgc__plan){CLGC__PLAN_SAMPLE,
-                                       CLGC__BECAUSE_RESAMPLED, ask};
+                                       CLGC__BECAUSE_RESAMPLED, ask, quiet};
         return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT,
-                                   ask};
+                                   ask, 0};
     case CLGC_WAIT_DRIVER_LATE:
         if (may_sample &&
             atomic_load_explicit(&clgc__tries, memory_order_relaxed) &&
@@ -765,27 +806,29 @@ clgc__plan_for(int platform, int c, int may_sample)
                 0 &&
             clgc__sampler_take(platform))
             return (struct clgc__plan){CLGC__PLAN_CALLBACK,
-                                       CLGC__BECAUSE_TRYING, 0};
+                                       CLGC__BECAUSE_TRYING, 0, 0};
         break;
     default:
-        if (may_sample && clgc__sampler_take(platform))
+        if (may_look && clgc__sampler_take(platform))
             return (struct clgc__plan){CLGC__PLAN_SAMPLE,
-                                       CLGC__BECAUSE_LEARNING, ask};
+                                       CLGC__BECAUSE_LEARNING, ask, quiet};
         /* Long commands not known yet, and not sampled by this wait:
          * as the short ones, whatever those are learned. */
         if (c == CLGC__LONG)
             return clgc__plan_for(platform, CLGC__SHORT, 0);
         return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_CROWDED,
-                                   ask};
+                                   ask, 0};
     }
     switch (clgc__driver_own(platform)) {
     case CLGC_WAIT_OWN_USED:
-        return (struct clgc__plan){CLGC__PLAN_OWN, CLGC__BECAUSE_OWN_SLEEPS, 0};
+        return (struct clgc__plan){CLGC__PLAN_OWN, CLGC__BECAUSE_OWN_SLEEPS, 0,
+                                   0};
     case CLGC_WAIT_OWN_LEARNING:
         return (struct clgc__plan){CLGC__PLAN_BACKOFF_THEN_OWN,
-                                   CLGC__BECAUSE_OWN_LEARNING, 0};
+                                   CLGC__BECAUSE_OWN_LEARNING, 0, 0};
     default:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_LATE, ask};
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_LATE, ask,
+                                   0};
     }
 }
 
@@ -795,10 +838,11 @@ clgc__driver_plan(int platform, int may_sample)
     pthread_once(&clgc__strategy_once, clgc__strategy_init);
     switch (atomic_load_explicit(&clgc__strategy, memory_order_relaxed)) {
     case CLGC_WAIT_CALLBACK:
-        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_FORCED,
+        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_FORCED, 0,
                                    0};
     case CLGC_WAIT_BACKOFF:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED, 0};
+        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED, 0,
+                                   0};
     default:
         return clgc__plan_for(platform, CLGC__SHORT, may_sample);
     }
@@ -826,6 +870,11 @@ clgc__driver_learn(int platform, const struct clgc__outcome *o)
         o->wall >= CLGC__LONG_NS)
         atomic_store_explicit(&clgc__drivers[platform].long_asks,
                               CLGC__LONG_ASKS, memory_order_relaxed);
+    /* A sample's look that saw its command done bounds the command's
+     * time closer than its wall, which waited on for the callbacks. */
+    if (o->planned && !o->user &&
+        (o->sampled ? o->sample_ns : o->wall) >= CLGC__LONG_NS)
+        clgc__driver_long_wall(platform, o->sampled ? o->sample_ns : o->wall);
     if (o->planned && !o->user &&
         (o->plan.why == CLGC__BECAUSE_LATE ||
          o->plan.why == CLGC__BECAUSE_OWN_LEARNING ||

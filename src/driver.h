@@ -49,6 +49,10 @@ struct clgc__plan {
     /* A wait that is not over by CLGC__LONG_NS asks
      * clgc__driver_plan_long() what to do next. */
     int ask_long;
+    /* A sample of the long class sleeps this long from the wait's start
+     * before its first look: half the shortest of the class's last waits
+     * (its commands' looks before that would only see them running). */
+    long quiet;
 };
 /* The backoff schedule that a polling wait (wait.c) and the watcher's
  * fast looks (watch.c) both keep: the next look comes an eighth of the

@@ -101,9 +101,11 @@ static __thread unsigned clgc__slot_hint;
  * within it, and a wait that never ends polls no longer than this. Past
  * CLGC__BACKOFF_MAX_NS of looks a sample's keep to an eighth of the time
  * waited (clgc__sample_gap), so that commands of up to a second are
- * learned, at about 70 looks for the longest: with looks a millisecond
- * apart and a sample given up at 100 ms, a program whose commands all
- * ran longer sampled every wait, and spent 2 to 3 ms of CPU on each. */
+ * learned: with looks a millisecond apart and a sample given up at
+ * 100 ms, a program whose commands all ran longer sampled every wait, and
+ * spent 2 to 3 ms of CPU on each. A sample of the long class looks only
+ * past its plan's quiet (half the class's shortest recent wait): about
+ * six looks on a command as long as those before. */
 #define CLGC__SAMPLE_MAX_NS 1000000000L
 
 /* While a late platform's own clWaitForEvents is learned, how long a wait
@@ -541,6 +543,7 @@ struct clgc__sleep {
     struct clgc__backstop b;
     unsigned seq;
     int refused, asked;
+    long quiet; /* the plan's (a sample's): no look before it */
     clgc_wait_path_t path;
     struct clgc__outcome *o;
 };
@@ -587,9 +590,10 @@ clgc__sleep_on_callbacks(struct clgc__sleep *s)
 
 /* CLGC__PLAN_SAMPLE, _BACKOFF and _BACKOFF_THEN_OWN: look on the backoff
  * schedule, the callbacks registered first by a sample (which measures
- * their lateness against its own look, for CLGC__SAMPLE_MAX_NS at most),
- * else as a backstop; until CLGC__LONG_NS for a wait that asks then, and
- * CLGC__OWN_AFTER_NS before the driver's own wait. */
+ * their lateness against its own look, for CLGC__SAMPLE_MAX_NS at most,
+ * from the end of its plan's quiet), else as a backstop; until
+ * CLGC__LONG_NS for a wait that asks then, and CLGC__OWN_AFTER_NS before
+ * the driver's own wait. */
 static enum clgc__step
 clgc__sleep_on_looks(struct clgc__sleep *s, enum clgc__plan_kind kind)
 {
@@ -603,6 +607,17 @@ clgc__sleep_on_looks(struct clgc__sleep *s, enum clgc__plan_kind kind)
     s->path = CLGC_WAIT_PATH_CALLBACK;
     if (kind == CLGC__PLAN_SAMPLE && clgc__sleep_register(s))
         return CLGC__STEP_DONE;
+    /* A long sample's quiet: callbacks that end it teach nothing, no
+     * look having seen the commands run. */
+    if (kind == CLGC__PLAN_SAMPLE && s->quiet > 0 &&
+        clgc__sleep_until(s->w, &s->seq, a->n, a->events,
+                          a->start + (s->quiet < until ? s->quiet : until))) {
+        if (!clgc__slot_fired(s->w) && !s->refused) {
+            s->path = CLGC_WAIT_PATH_BACKOFF;
+            clgc__measure(s->w, s->b.gen, a, o);
+        }
+        return CLGC__STEP_DONE;
+    }
     switch (clgc__sleep_backoff(s->w, s->seq, a, &s->b, until,
                                 kind == CLGC__PLAN_SAMPLE)) {
     case CLGC__BY_LOOK:
@@ -640,14 +655,13 @@ static clgc_wait_path_t
 clgc__sleep_until_fired(struct clgc__wait_args *a, int platform,
                         struct clgc__outcome *o)
 {
-    struct clgc__sleep s = {a,
-                            clgc__slot_take(),
-                            {0, NULL, 0},
-                            0,
-                            0,
-                            !o->plan.ask_long,
-                            CLGC_WAIT_PATH_CALLBACK,
-                            o};
+    struct clgc__sleep s = {.a = a,
+                            .w = clgc__slot_take(),
+                            .asked = !o->plan.ask_long,
+                            .quiet = o->plan.quiet,
+                            .path = CLGC_WAIT_PATH_CALLBACK,
+                            .o = o};
+    struct clgc__plan plan;
     enum clgc__plan_kind kind = o->plan.kind;
     enum clgc__step step;
 
@@ -682,9 +696,10 @@ clgc__sleep_until_fired(struct clgc__wait_args *a, int platform,
          * learned otherwise (late, or not yet); or the rest of a wait
          * whose sample was given up, unsampled. */
         s.asked = 1;
-        kind = clgc__driver_plan_long(platform,
-                                      step == CLGC__STEP_LONG && !o->user)
-                   .kind;
+        plan = clgc__driver_plan_long(platform,
+                                      step == CLGC__STEP_LONG && !o->user);
+        kind = plan.kind;
+        s.quiet = plan.quiet;
         o->sampler |= kind == CLGC__PLAN_SAMPLE;
     }
     /* A try's wall time counts if all its callbacks came. */

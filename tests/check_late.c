@@ -1019,6 +1019,38 @@ START_TEST(waits_on_user_events_teach_nothing)
 }
 END_TEST
 
+/* A long command's wait samples only once an earlier long wait has
+ * shown how long such commands run: the sample sleeps half the shortest
+ * of those before it looks (a look while the command runs sees nothing
+ * but costs the waiter's CPU). So the process's first long wait takes
+ * no sample unless its own look saw the command done (a loaded machine
+ * may hold the waiter past the command's end); and a command much
+ * shorter than those before ends its sample before any look, which
+ * teaches nothing but makes the next samples look sooner: the class is
+ * still learned (a bound on the waits, not a time). */
+START_TEST(a_long_class_is_sampled_once_its_commands_are_timed)
+{
+    struct test_device d;
+    clgc_wait_driver_info_t info;
+    int waits = 0;
+
+    latecb_set_ms(0);
+    test_device_open(&d, 64);
+    learn(1);
+    launch_and_wait(&d, LONG_TRIPS * 8);
+    if (clgc_wait_last_path() == CLGC_WAIT_PATH_CALLBACK)
+        ck_assert_uint_eq(samples(&d), 0);
+    while (test_driver_info(&d).learned_long == CLGC_WAIT_DRIVER_LEARNING &&
+           waits++ < 2000)
+        launch_and_wait(&d, LONG_TRIPS);
+    info = test_driver_info(&d);
+    ck_assert_msg(info.learned_long == CLGC_WAIT_DRIVER_PROMPT,
+                  "long class %d after %d waits: %u prompt, %u late",
+                  info.learned_long, waits, info.prompt, info.late);
+    test_device_close(&d);
+}
+END_TEST
+
 START_TEST(bad_input_is_refused)
 {
     clgc_wait_driver_info_t info;
@@ -1061,6 +1093,7 @@ main(void)
     tcase_add_test(tc, waits_after_short_ones_poll_first);
     tcase_add_test(tc, a_crowd_of_first_waits_teaches_nothing);
     tcase_add_test(tc, waits_on_user_events_teach_nothing);
+    tcase_add_test(tc, a_long_class_is_sampled_once_its_commands_are_timed);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);

@@ -77,7 +77,6 @@ struct clgc__watch_slot {
     unsigned char armed; /* event is retained and scanned */
     unsigned char used;  /* not on the free list */
     unsigned char fast;  /* delivered when a look sees type reached */
-    unsigned char probe; /* fast, and a command's event (driver.h) */
     unsigned char platform;
 };
 
@@ -106,7 +105,7 @@ struct clgc__look {
     long armed_ns;
     uintptr_t id;
     cl_int type;
-    unsigned char fast, probe, platform;
+    unsigned char fast, platform;
 };
 static struct clgc__look *clgc__looks;
 static unsigned clgc__nlooks;
@@ -272,7 +271,7 @@ clgc__scan(int fast_only)
         s->holds++;
         clgc__looks[k++] = (struct clgc__look){
             i,       s->event, s->armed_ns, clgc__watch_id(i),
-            s->type, s->fast,  s->probe,    s->platform};
+            s->type, s->fast,  s->platform};
     }
     pthread_mutex_unlock(&clgc__watch_lock);
     for (unsigned j = 0; j < k; j++) {
@@ -293,7 +292,11 @@ clgc__scan(int fast_only)
         if (w == NULL)
             continue;
         w->fire(w, l->event, status);
-        if (status >= 0 && l->probe)
+        /* A look that won leaves a probe, unless on a user event, whose
+         * callback the program's clSetUserEventStatus makes: it teaches
+         * the learner nothing (driver.h). The slot still holds the
+         * event. */
+        if (status >= 0 && l->fast && !clgc__event_is_user(l->event))
             clgc__driver_probe(l->platform, l->id << 1 | 1,
                                clgc__clock_ns(CLOCK_MONOTONIC) - l->armed_ns);
     }
@@ -552,9 +555,6 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
     uint32_t i = CLGC__NO_SLOT;
     int fired, held, platform = clgc__driver_of(event);
     int fast = clgc__driver_looks(platform);
-    /* A user event's callback, which the program's clSetUserEventStatus
-     * makes, teaches the learner nothing (driver.h). */
-    int probe = fast && !clgc__event_is_user(event);
 
     pthread_once(&clgc__watch_once, clgc__watch_init);
     if (clgc__watch_init_failed) {
@@ -574,7 +574,6 @@ clgc__watch_start(struct clgc__watch *w, cl_event event, cl_int type,
         s->event = held ? event : NULL;
         s->type = type;
         s->platform = (unsigned char)platform;
-        s->probe = (unsigned char)probe;
         s->holds = 1; /* this call reads the event after the registration */
     }
     id = i != CLGC__NO_SLOT ? clgc__watch_id(i) : 0;

@@ -899,6 +899,42 @@ START_TEST(the_watcher_delivers_on_a_late_platform)
 }
 END_TEST
 
+/* On a late platform the watcher's look that delivers a notification
+ * leaves a probe, which the event's callback answers with its lateness;
+ * not on a user event, whose callback the program's clSetUserEventStatus
+ * makes. The callbacks are held until the notifications are delivered,
+ * then released: a probe left would be answered then, a sample. */
+START_TEST(notifications_on_user_events_teach_nothing)
+{
+    struct test_device d;
+    unsigned before;
+
+    open_learned_late(&d, 20, 0);
+    latecb_set_ms(-1);
+    release_all();
+    before = samples(&d);
+    sem_init(&ran_sem, 0, 0);
+    for (int i = 0; i < 3; i++) {
+        cl_int status = 1, err;
+        cl_event user = clCreateUserEvent(d.context, &err);
+
+        ck_assert_int_eq(err, CL_SUCCESS);
+        ck_assert_int_eq(
+            clgc_event_notify(user, CLGC_NOTIFY_RAW, note, &status),
+            CL_SUCCESS);
+        ck_assert_int_eq(clSetUserEventStatus(user, CL_COMPLETE), CL_SUCCESS);
+        sem_wait(&ran_sem);
+        ck_assert_int_eq(status, CL_COMPLETE);
+        release_all();
+        clReleaseEvent(user);
+    }
+    ck_assert_uint_eq(samples(&d), before);
+    sem_destroy(&ran_sem);
+    latecb_set_ms(0);
+    test_device_close(&d);
+}
+END_TEST
+
 /* CLGC_WAIT_BACKOFF polls every platform, whatever was learned. */
 START_TEST(the_backoff_strategy_polls)
 {
@@ -1108,6 +1144,7 @@ main(void)
     tcase_add_test(tc, a_late_command_in_every_four_turns_the_platform_late);
     tcase_add_test(tc, held_callbacks_are_learned_late);
     tcase_add_test(tc, the_watcher_delivers_on_a_late_platform);
+    tcase_add_test(tc, notifications_on_user_events_teach_nothing);
     tcase_add_test(tc, the_backoff_strategy_polls);
     tcase_add_test(tc, bad_input_is_refused);
     suite_add_tcase(s, tc);

@@ -857,6 +857,10 @@ clgc__driver_plan_long(int platform, int may_sample)
 void
 clgc__driver_learn(int platform, const struct clgc__outcome *o)
 {
+    /* A sample's look that saw its command done bounds the command's
+     * time closer than its wall, which waited on for the callbacks. */
+    long took = o->sampled ? o->sample_ns : o->wall;
+
     if (o->sampled)
         clgc__driver_lateness(platform, o->sample_ns, o->lateness);
     if (o->tried)
@@ -870,11 +874,8 @@ clgc__driver_learn(int platform, const struct clgc__outcome *o)
         o->wall >= CLGC__LONG_NS)
         atomic_store_explicit(&clgc__drivers[platform].long_asks,
                               CLGC__LONG_ASKS, memory_order_relaxed);
-    /* A sample's look that saw its command done bounds the command's
-     * time closer than its wall, which waited on for the callbacks. */
-    if (o->planned && !o->user &&
-        (o->sampled ? o->sample_ns : o->wall) >= CLGC__LONG_NS)
-        clgc__driver_long_wall(platform, o->sampled ? o->sample_ns : o->wall);
+    if (o->planned && !o->user && took >= CLGC__LONG_NS)
+        clgc__driver_long_wall(platform, took);
     if (o->planned && !o->user &&
         (o->plan.why == CLGC__BECAUSE_LATE ||
          o->plan.why == CLGC__BECAUSE_OWN_LEARNING ||

@@ -25,9 +25,9 @@
  * CLGC__RESAMPLE_EVERY); the watcher's looks on a late platform sample it
  * too. A sample goes to the class of the command it measured, by how long
  * the command took. A sample of the long class sleeps, its callbacks
- * registered, through half the shortest of the class's last long waits
- * before it looks (none samples it before one such wait), and one whose
- * callback comes in that time teaches nothing:
+ * registered, through three quarters of the shortest of the class's last
+ * long waits before it looks (none samples it before one such wait), and
+ * one whose callback comes in that time teaches nothing:
  *
  * - a callback that wakes the poller before its own look saw the events
  *   done is a prompt sample (lateness 0);
@@ -414,12 +414,12 @@ clgc__driver_waited(int platform, long wall)
 }
 
 /* A wait saw its commands done wall ns after its start, CLGC__LONG_NS
- * or more: the long class's samples sleep half the shortest of the last
- * CLGC__LEARN_SAMPLES such waits before they look. Each look costs the
- * waiter a wakeup, which preempts a driver thread that runs the command,
- * where a sleeping wait costs one; from the wait's start, an eighth of
- * the time waited apart, a command of a second took dozens
- * (docs/wait.md). */
+ * or more: the long class's samples sleep three quarters of the shortest
+ * of the last CLGC__LEARN_SAMPLES such waits before they look. Each look
+ * costs the waiter a wakeup, which preempts a driver thread that runs the
+ * command, where a sleeping wait costs one; from the wait's start, an
+ * eighth of the time waited apart, a command of a second took dozens,
+ * and from half the shortest about six (docs/wait.md). */
 static void
 clgc__driver_long_wall(int platform, long wall)
 {
@@ -434,7 +434,8 @@ clgc__driver_long_wall(int platform, long wall)
     for (unsigned i = 0; i < n; i++)
         if (d->long_walls[i] < shortest)
             shortest = d->long_walls[i];
-    atomic_store_explicit(&d->quiet, shortest / 2, memory_order_relaxed);
+    atomic_store_explicit(&d->quiet, shortest - shortest / 4,
+                          memory_order_relaxed);
     clgc__driver_unlock(d);
 }
 
@@ -594,15 +595,14 @@ clgc__driver_poll_ns(int platform)
 
 static void
 clgc__driver_polled(int platform, long learned, int done, long wall,
-                    int measured)
+                    int measured, int long_wait)
 {
     struct clgc__driver *d = &clgc__drivers[platform];
     atomic_long *mean = &d->short_wall[learned > 0];
     /* A heuristic's mean: two waits at once may lose one's share. */
     long m = atomic_load_explicit(mean, memory_order_relaxed);
 
-    atomic_store_explicit(&d->last_short, wall < CLGC__LONG_NS,
-                          memory_order_relaxed);
+    atomic_store_explicit(&d->last_short, !long_wait, memory_order_relaxed);
     if (learned > 0)
         atomic_fetch_add_explicit(done ? &d->polls_done : &d->polls_missed, 1,
                                   memory_order_relaxed);
@@ -767,20 +767,23 @@ clgc__plan_for(int platform, int c, int may_sample)
     /* A sample of the long class looks only once its commands may be
      * done (clgc__driver_long_wall); none samples it before a long wait
      * has shown how long they run. */
-    long quiet = c == CLGC__LONG
-                     ? atomic_load_explicit(&clgc__drivers[platform].quiet,
-                                            memory_order_relaxed)
-                     : 0;
+    long timed = atomic_load_explicit(&clgc__drivers[platform].quiet,
+                                      memory_order_relaxed);
+    long quiet = c == CLGC__LONG ? timed : 0;
     int may_look = may_sample && (c == CLGC__SHORT || quiet > 0);
     int ask;
 
     /* A program whose commands all run long never teaches the short
      * class, and each of its waits sampled its first 200 us (about 15
-     * looks). After a long wait, while only the long class is learned, a
-     * wait takes the long class's plan from its start: a short command's
-     * wait still teaches the short class when the last wait was short. */
+     * looks, each a wakeup that preempts a driver thread running the
+     * command). After a long wait, while the short class is not learned,
+     * a wait takes the long class's plan from its start once that class
+     * is learned, or timed and this wait may sample it: its sample looks
+     * once at CLGC__LONG_NS, which tells a short command (wait.c). A
+     * short command's wait still teaches the short class when the last
+     * wait was short. */
     if (c == CLGC__SHORT && learned == CLGC_WAIT_DRIVER_LEARNING &&
-        other != CLGC_WAIT_DRIVER_LEARNING &&
+        (other != CLGC_WAIT_DRIVER_LEARNING || (may_sample && timed > 0)) &&
         !atomic_load_explicit(&clgc__drivers[platform].last_short,
                               memory_order_relaxed))
         return clgc__plan_for(platform, CLGC__LONG, may_sample);
@@ -858,8 +861,11 @@ void
 clgc__driver_learn(int platform, const struct clgc__outcome *o)
 {
     /* A sample's look that saw its command done bounds the command's
-     * time closer than its wall, which waited on for the callbacks. */
-    long took = o->sampled ? o->sample_ns : o->wall;
+     * time closer than its wall, which waited on for the callbacks; one
+     * that saw it done at CLGC__LONG_NS, a short command whose callbacks
+     * had not come. */
+    long took = o->short_seen ? 0 : o->sampled ? o->sample_ns : o->wall;
+    int long_wait = !o->short_seen && o->wall >= CLGC__LONG_NS;
 
     if (o->sampled)
         clgc__driver_lateness(platform, o->sample_ns, o->lateness);
@@ -869,9 +875,8 @@ clgc__driver_learn(int platform, const struct clgc__outcome *o)
         clgc__driver_sampled(platform);
     if (o->own)
         clgc__driver_own_sample(platform, o->own_wall, o->own_busy);
-    if (o->planned && !o->user && !o->plan.ask_long &&
-        clgc__learned(platform, CLGC__LONG) == CLGC_WAIT_DRIVER_LEARNING &&
-        o->wall >= CLGC__LONG_NS)
+    if (o->planned && !o->user && !o->plan.ask_long && long_wait &&
+        clgc__learned(platform, CLGC__LONG) == CLGC_WAIT_DRIVER_LEARNING)
         atomic_store_explicit(&clgc__drivers[platform].long_asks,
                               CLGC__LONG_ASKS, memory_order_relaxed);
     if (o->planned && !o->user && took >= CLGC__LONG_NS)
@@ -882,5 +887,5 @@ clgc__driver_learn(int platform, const struct clgc__outcome *o)
          o->plan.why == CLGC__BECAUSE_OWN_SLEEPS))
         clgc__driver_waited(platform, o->wall);
     clgc__driver_polled(platform, o->learned, o->polled_done, o->wall,
-                        o->measured);
+                        o->measured, long_wait);
 }

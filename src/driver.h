@@ -50,8 +50,9 @@ struct clgc__plan {
      * clgc__driver_plan_long() what to do next. */
     int ask_long;
     /* A sample of the long class sleeps this long from the wait's start
-     * before its first look: half the shortest of the class's last waits
-     * (its commands' looks before that would only see them running). */
+     * before its first look (but for one at CLGC__LONG_NS, wait.c):
+     * three quarters of the shortest of the class's last waits (its
+     * commands' looks before that would only see them running). */
     long quiet;
 };
 /* The backoff schedule that a polling wait (wait.c) and the watcher's
@@ -144,6 +145,9 @@ struct clgc__outcome {
     int sampler;            /* it holds the sampler still: hand it back */
     int sampled;            /* a lateness sample: sample_ns, lateness */
     long sample_ns, lateness;
+    int short_seen;          /* a long sample's look at CLGC__LONG_NS saw
+                              * the events done: a short command, which
+                              * teaches nothing */
     int tried;               /* a try on callbacks alone that came through:
                               * wall is its time */
     int own;                 /* the driver's own wait sampled: own_wall ns, */

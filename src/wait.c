@@ -104,8 +104,8 @@ static __thread unsigned clgc__slot_hint;
  * learned: with looks a millisecond apart and a sample given up at
  * 100 ms, a program whose commands all ran longer sampled every wait, and
  * spent 2 to 3 ms of CPU on each. A sample of the long class looks only
- * past its plan's quiet (half the class's shortest recent wait): about
- * six looks on a command as long as those before. */
+ * past its plan's quiet (three quarters of the class's shortest recent
+ * wait): two or three looks on a command as long as those before. */
 #define CLGC__SAMPLE_MAX_NS 1000000000L
 
 /* While a late platform's own clWaitForEvents is learned, how long a wait
@@ -608,7 +608,21 @@ clgc__sleep_on_looks(struct clgc__sleep *s, enum clgc__plan_kind kind)
     if (kind == CLGC__PLAN_SAMPLE && clgc__sleep_register(s))
         return CLGC__STEP_DONE;
     /* A long sample's quiet: callbacks that end it teach nothing, no
-     * look having seen the commands run. */
+     * look having seen the commands run. One taken from the wait's start
+     * (the last wait was long) looks once at CLGC__LONG_NS: commands done
+     * by then are short ones, of no class this sample could tell (its
+     * first look after the quiet would have counted them long). */
+    if (kind == CLGC__PLAN_SAMPLE && s->quiet > CLGC__LONG_NS &&
+        until > CLGC__LONG_NS &&
+        clgc__clock_ns(CLOCK_MONOTONIC) - a->start < CLGC__LONG_NS &&
+        clgc__sleep_until(s->w, &s->seq, a->n, a->events,
+                          a->start + CLGC__LONG_NS)) {
+        if (!clgc__slot_fired(s->w)) {
+            s->path = CLGC_WAIT_PATH_BACKOFF;
+            o->short_seen = 1;
+        }
+        return CLGC__STEP_DONE;
+    }
     if (kind == CLGC__PLAN_SAMPLE && s->quiet > 0 &&
         clgc__sleep_until(s->w, &s->seq, a->n, a->events,
                           a->start + (s->quiet < until ? s->quiet : until))) {

@@ -1087,6 +1087,40 @@ START_TEST(a_long_class_is_sampled_once_its_commands_are_timed)
 }
 END_TEST
 
+/* After a long wait, while neither class is learned, a wait samples the
+ * long class from its start (no looks for the short one in its first
+ * 200 us): it sleeps through the quiet, but looks once at 200 us, and a
+ * command done by then is a short one, which teaches nothing (the first
+ * look after the quiet would have counted it long, and late, its
+ * callbacks held). A short command that the machine held past 200 us is
+ * a long one to the sampler, so each try learns afresh from a long wait
+ * (a bound on the tries, not a time). */
+START_TEST(a_short_command_after_a_long_one_teaches_nothing)
+{
+    struct test_device d;
+    unsigned before = 0;
+    int tries, clean = 0;
+
+    latecb_set_ms(0);
+    test_device_open(&d, 64);
+    for (tries = 0; !clean && tries < 100; tries++) {
+        latecb_set_ms(0);
+        learn(1);
+        launch_and_wait(&d, LONG_TRIPS);
+        before = samples(&d);
+        latecb_set_ms(-1);
+        launch_and_wait(&d, 1);
+        clean = samples(&d) == before &&
+                clgc_wait_last_path() == CLGC_WAIT_PATH_BACKOFF;
+    }
+    ck_assert_msg(clean, "%d tries: %u samples, then %u", tries, before,
+                  samples(&d));
+    latecb_set_ms(0);
+    release_all();
+    test_device_close(&d);
+}
+END_TEST
+
 START_TEST(bad_input_is_refused)
 {
     clgc_wait_driver_info_t info;
@@ -1130,6 +1164,7 @@ main(void)
     tcase_add_test(tc, a_crowd_of_first_waits_teaches_nothing);
     tcase_add_test(tc, waits_on_user_events_teach_nothing);
     tcase_add_test(tc, a_long_class_is_sampled_once_its_commands_are_timed);
+    tcase_add_test(tc, a_short_command_after_a_long_one_teaches_nothing);
     tcase_add_test(tc, late_callbacks_are_learned_late);
     tcase_add_test(tc, a_late_driver_whose_own_wait_sleeps_is_waited_in);
     tcase_add_test(tc, the_own_wait_is_learned_from_many_threads);

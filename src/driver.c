@@ -796,10 +796,13 @@ clgc__plan_for(int platform, int c, int may_sample)
     case CLGC_WAIT_DRIVER_PROMPT:
         if (may_look && clgc__resample(platform, c) &&
             clgc__sampler_take(platform))
-            return (struct clgc__plan){CLGC__PLAN_SAMPLE,
-                                       CLGC__BECAUSE_RESAMPLED, ask, quiet};
-        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_PROMPT,
-                                   ask, 0};
+            return (struct clgc__plan){.kind = CLGC__PLAN_SAMPLE,
+                                       .why = CLGC__BECAUSE_RESAMPLED,
+                                       .ask_long = ask,
+                                       .quiet = quiet};
+        return (struct clgc__plan){.kind = CLGC__PLAN_CALLBACK,
+                                   .why = CLGC__BECAUSE_PROMPT,
+                                   .ask_long = ask};
     case CLGC_WAIT_DRIVER_LATE:
         if (may_sample &&
             atomic_load_explicit(&clgc__tries, memory_order_relaxed) &&
@@ -808,30 +811,34 @@ clgc__plan_for(int platform, int c, int may_sample)
                                   memory_order_relaxed)) ==
                 0 &&
             clgc__sampler_take(platform))
-            return (struct clgc__plan){CLGC__PLAN_CALLBACK,
-                                       CLGC__BECAUSE_TRYING, 0, 0};
+            return (struct clgc__plan){.kind = CLGC__PLAN_CALLBACK,
+                                       .why = CLGC__BECAUSE_TRYING};
         break;
     default:
         if (may_look && clgc__sampler_take(platform))
-            return (struct clgc__plan){CLGC__PLAN_SAMPLE,
-                                       CLGC__BECAUSE_LEARNING, ask, quiet};
+            return (struct clgc__plan){.kind = CLGC__PLAN_SAMPLE,
+                                       .why = CLGC__BECAUSE_LEARNING,
+                                       .ask_long = ask,
+                                       .quiet = quiet};
         /* Long commands not known yet, and not sampled by this wait:
          * as the short ones, whatever those are learned. */
         if (c == CLGC__LONG)
             return clgc__plan_for(platform, CLGC__SHORT, 0);
-        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_CROWDED,
-                                   ask, 0};
+        return (struct clgc__plan){.kind = CLGC__PLAN_CALLBACK,
+                                   .why = CLGC__BECAUSE_CROWDED,
+                                   .ask_long = ask};
     }
     switch (clgc__driver_own(platform)) {
     case CLGC_WAIT_OWN_USED:
-        return (struct clgc__plan){CLGC__PLAN_OWN, CLGC__BECAUSE_OWN_SLEEPS, 0,
-                                   0};
+        return (struct clgc__plan){.kind = CLGC__PLAN_OWN,
+                                   .why = CLGC__BECAUSE_OWN_SLEEPS};
     case CLGC_WAIT_OWN_LEARNING:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF_THEN_OWN,
-                                   CLGC__BECAUSE_OWN_LEARNING, 0, 0};
+        return (struct clgc__plan){.kind = CLGC__PLAN_BACKOFF_THEN_OWN,
+                                   .why = CLGC__BECAUSE_OWN_LEARNING};
     default:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_LATE, ask,
-                                   0};
+        return (struct clgc__plan){.kind = CLGC__PLAN_BACKOFF,
+                                   .why = CLGC__BECAUSE_LATE,
+                                   .ask_long = ask};
     }
 }
 
@@ -841,11 +848,11 @@ clgc__driver_plan(int platform, int may_sample)
     pthread_once(&clgc__strategy_once, clgc__strategy_init);
     switch (atomic_load_explicit(&clgc__strategy, memory_order_relaxed)) {
     case CLGC_WAIT_CALLBACK:
-        return (struct clgc__plan){CLGC__PLAN_CALLBACK, CLGC__BECAUSE_FORCED, 0,
-                                   0};
+        return (struct clgc__plan){.kind = CLGC__PLAN_CALLBACK,
+                                   .why = CLGC__BECAUSE_FORCED};
     case CLGC_WAIT_BACKOFF:
-        return (struct clgc__plan){CLGC__PLAN_BACKOFF, CLGC__BECAUSE_FORCED, 0,
-                                   0};
+        return (struct clgc__plan){.kind = CLGC__PLAN_BACKOFF,
+                                   .why = CLGC__BECAUSE_FORCED};
     default:
         return clgc__plan_for(platform, CLGC__SHORT, may_sample);
     }
